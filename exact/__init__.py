@@ -1,0 +1,49 @@
+"""exact-attention: learn attention parameters from black-box queries, exactly.
+
+The main entry points are re-exported here; see the submodules for details.
+"""
+
+from .certify import Certificate, CheckReport, check_transcript
+from .errors import (
+    CertificateInvalid,
+    ExactAttentionError,
+    InvalidNumber,
+    NotIdentifiable,
+    OracleInconsistent,
+    PrecisionInsufficient,
+    QueryBudgetExceeded,
+    ShapeError,
+)
+from .grids import parse_grid
+from .learn import LearnResult, learn_single_head, single_head_query_count
+from .models import SingleHead
+from .oracles import CallableOracle, ExactAnswer, ExactOracle, FloatOracle, Oracle
+from .sequences import Sequence
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "SingleHead",
+    "Sequence",
+    "Oracle",
+    "ExactOracle",
+    "FloatOracle",
+    "CallableOracle",
+    "ExactAnswer",
+    "learn_single_head",
+    "single_head_query_count",
+    "LearnResult",
+    "Certificate",
+    "CheckReport",
+    "check_transcript",
+    "parse_grid",
+    "ExactAttentionError",
+    "InvalidNumber",
+    "ShapeError",
+    "NotIdentifiable",
+    "PrecisionInsufficient",
+    "QueryBudgetExceeded",
+    "OracleInconsistent",
+    "CertificateInvalid",
+    "__version__",
+]

@@ -1,0 +1,189 @@
+"""Certificates: replay a transcript against a recovered model and decide equality.
+
+An exact result carries the transcript of the queries that produced it.  Checking
+the certificate means evaluating the recovered model on every query and deciding
+that each value is **equal** to the oracle's answer.  Every exact answer is a ratio
+of exp-polynomials ``Σ c_k e^{q_k}`` with rational ``c_k, q_k``; by
+Lindemann–Weierstrass such a sum is zero iff its merged coefficients vanish, so the
+check is exact and decidable (:mod:`exact.expfield`).
+
+Answers of approximate oracles (callables, floats) come with a declared accuracy;
+their certificate is the weaker kind ``"consistent"``: every answer lies within the
+declared accuracy of the model's value, checked with rigorous balls.
+
+This is the only module that reads the exp-polynomial form of an oracle's answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from flint import arb, ctx
+
+from .errors import CertificateInvalid
+from .expfield import ExpRatio
+from .oracles import ExactAnswer, answer_ball
+from .numbers import to_fmpq, to_fraction
+
+__all__ = [
+    "Certificate",
+    "CheckReport",
+    "check_transcript",
+    "make_certificate",
+    "answer_equals",
+    "EXACT",
+    "CONSISTENT",
+]
+
+EXACT = "exact"
+CONSISTENT = "consistent"
+
+_MAX_LISTED = 10
+
+
+def answer_equals(answer, value: ExpRatio) -> bool:
+    """Decide exactly whether an exact oracle answer equals ``value``.
+
+    This is how a learner asks "does my candidate reproduce the answer already
+    given?" without reading the answer's internals itself.
+    """
+    if not isinstance(answer, ExactAnswer):
+        raise TypeError(f"answer_equals needs an exact answer, got {type(answer).__name__}")
+    return answer._exp_form() == value
+
+
+def _error(answer, accuracy: Fraction, rtol: Fraction) -> Fraction:
+    if not rtol:
+        return accuracy
+    y = answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer")
+    return accuracy + rtol * abs(y)
+
+
+def _consistent(answer, value_ball: arb, error: Fraction, prec: int) -> bool:
+    """Whether ``|value - answer| <= error`` is proved by rigorous balls."""
+    with ctx.workprec(prec):
+        diff = value_ball - answer_ball(answer, prec)
+        return bool(abs(diff) <= arb(to_fmpq(error)))
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """The outcome of replaying a transcript.
+
+    Attributes
+    ----------
+    holds : bool
+        Whether every answer was reproduced.
+    kind : str
+        ``"exact"`` (equality decided exactly) or ``"consistent"`` (within the
+        declared accuracy).
+    checked : int
+        How many transcript entries were replayed.
+    failures : tuple of int
+        Indices of the entries that were not reproduced (at most 10 listed).
+    failed : int
+        How many entries failed in all.
+    """
+
+    holds: bool
+    kind: str
+    checked: int
+    failures: tuple = ()
+    failed: int = 0
+
+    def __bool__(self) -> bool:
+        return self.holds
+
+    @property
+    def message(self) -> str:
+        if self.holds:
+            how = "exactly equal to" if self.kind == EXACT else "consistent with"
+            return f"certificate holds: the model's values are {how} all {self.checked} answers"
+        shown = ", ".join(f"#{i}" for i in self.failures)
+        return (
+            f"certificate FAILS: {self.failed} of {self.checked} answers are not reproduced "
+            f"by the model (first: {shown})"
+        )
+
+    def raise_for_failure(self) -> "CheckReport":
+        """Raise :class:`CertificateInvalid` unless the certificate holds."""
+        if not self.holds:
+            raise CertificateInvalid(self.message)
+        return self
+
+
+def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> CheckReport:
+    """Replay ``transcript`` against ``model``.
+
+    Exact answers are compared exactly.  Answers of approximate oracles must lie
+    within ``accuracy + rtol·|answer|`` of the model's value (rigorous balls at
+    ``prec`` bits).
+    """
+    entries = list(transcript)
+    exact = _all_exact(entries)
+    failures = []
+    for i, q in enumerate(entries):
+        if exact:
+            ok = answer_equals(q.answer, model.exact(q.X))
+        else:
+            ok = _consistent(q.answer, model.ball(q.X, prec=prec), _error(q.answer, accuracy, rtol), prec)
+        if not ok:
+            failures.append(i)
+    return CheckReport(
+        holds=not failures,
+        kind=EXACT if exact else CONSISTENT,
+        checked=len(entries),
+        failures=tuple(failures[:_MAX_LISTED]),
+        failed=len(failures),
+    )
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """A recovered model together with the transcript it must reproduce.
+
+    Anyone can check it with :meth:`check`, and it serialises to JSON
+    (:func:`exact.io.certificate_to_json`).
+
+    Attributes
+    ----------
+    model :
+        The recovered model.
+    transcript : tuple of Query
+        The queries asked and the oracle's answers.
+    kind : str
+        ``"exact"`` for exact oracles, ``"consistent"`` for approximate ones.
+    accuracy, rtol : Fraction
+        The oracle's declared absolute and relative accuracy (0 for exact oracles).
+    """
+
+    model: object
+    transcript: tuple = field(repr=False)
+    kind: str = EXACT
+    accuracy: Fraction = Fraction(0)
+    rtol: Fraction = Fraction(0)
+
+    def check(self) -> CheckReport:
+        """Replay the transcript and decide whether the model reproduces every answer."""
+        report = check_transcript(self.model, self.transcript, accuracy=self.accuracy, rtol=self.rtol)
+        if report.kind != self.kind:
+            return CheckReport(False, self.kind, report.checked, (), report.checked)
+        return report
+
+    def __repr__(self) -> str:
+        return f"Certificate(kind={self.kind!r}, queries={len(self.transcript)})"
+
+
+def _all_exact(entries) -> bool:
+    return all(isinstance(q.answer, ExactAnswer) for q in entries)
+
+
+def make_certificate(model, transcript, accuracy=Fraction(0), rtol=Fraction(0)) -> Certificate:
+    """Build the certificate of a learned model (exact when every answer is exact)."""
+    entries = tuple(transcript)
+    if _all_exact(entries):
+        return Certificate(model, entries, EXACT)
+    return Certificate(model, entries, CONSISTENT, Fraction(accuracy), Fraction(rtol))
+
+

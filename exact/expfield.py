@@ -1,0 +1,250 @@
+"""Exp-polynomials: exact arithmetic and decidable equality.
+
+An *exp-polynomial* is a finite sum ``Σ c_k · e^{q_k}`` with rational coefficients
+``c_k`` and rational exponents ``q_k``.  By the Lindemann–Weierstrass theorem the
+numbers ``e^{q}`` for distinct rationals ``q`` are linearly independent over the
+algebraic numbers, so an exp-polynomial is zero **iff** all its coefficients vanish
+once like exponents are merged.  Equality of exp-polynomials, and of their ratios,
+is therefore decidable: that is what certificates rest on.
+
+Every exact answer of a softmax model is an :class:`ExpRatio` (numerator over the
+softmax normaliser).  Internally numbers are flint ``fmpq`` for speed; the public
+constructors accept anything :func:`exact.numbers.to_fraction` accepts.
+"""
+
+from __future__ import annotations
+
+from flint import arb, ctx, fmpq
+
+from .numbers import format_rational, to_fmpq, to_fraction
+
+__all__ = ["ExpPoly", "ExpRatio"]
+
+
+def _q(x) -> fmpq:
+    return x if isinstance(x, fmpq) else to_fmpq(to_fraction(x))
+
+
+class ExpPoly:
+    """A normalised exp-polynomial ``Σ c_k e^{q_k}`` (immutable).
+
+    Parameters
+    ----------
+    terms : iterable of (coefficient, exponent)
+        Like exponents are merged and zero coefficients dropped.
+
+    Examples
+    --------
+    >>> p = ExpPoly([(1, "1/2"), (2, 0), (-1, "1/2")])
+    >>> p
+    ExpPoly([(2, 0)])
+    >>> (ExpPoly([(1, 1)]) * ExpPoly([(1, -1)])) == ExpPoly.constant(1)
+    True
+    """
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, terms=()):
+        self._terms = _merge([(_q(q), _q(c)) for c, q in terms])
+
+    @classmethod
+    def _raw(cls, pairs: list) -> "ExpPoly":
+        """From ``(exponent, coefficient)`` fmpq pairs, merging like exponents."""
+        obj = cls.__new__(cls)
+        obj._terms = _merge(pairs)
+        return obj
+
+    @classmethod
+    def constant(cls, c) -> "ExpPoly":
+        """The exp-polynomial ``c · e^0``."""
+        return cls([(c, 0)])
+
+    @property
+    def terms(self) -> tuple:
+        """``((exponent, coefficient), ...)`` sorted by exponent, as ``fmpq``."""
+        return self._terms
+
+    def is_zero(self) -> bool:
+        """Decide whether the value is exactly zero (Lindemann–Weierstrass)."""
+        return not self._terms
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ExpPoly):
+            return NotImplemented
+        return self._terms == other._terms
+
+    def __hash__(self) -> int:
+        return hash(self._terms)
+
+    def __neg__(self) -> "ExpPoly":
+        obj = ExpPoly.__new__(ExpPoly)
+        obj._terms = tuple((q, -c) for q, c in self._terms)
+        return obj
+
+    def __add__(self, other: "ExpPoly") -> "ExpPoly":
+        return ExpPoly._raw(list(self._terms) + list(other._terms))
+
+    def __sub__(self, other: "ExpPoly") -> "ExpPoly":
+        return self + (-other)
+
+    def __mul__(self, other) -> "ExpPoly":
+        if not isinstance(other, ExpPoly):
+            s = _q(other)
+            return ExpPoly._raw([(q, c * s) for q, c in self._terms])
+        return ExpPoly._raw([(q1 + q2, c1 * c2) for q1, c1 in self._terms for q2, c2 in other._terms])
+
+    __rmul__ = __mul__
+
+    def shifted(self, q, c) -> "ExpPoly":
+        """``self · e^{-q} / c``: every exponent minus ``q``, every coefficient over ``c``."""
+        obj = ExpPoly.__new__(ExpPoly)
+        obj._terms = tuple((e - q, x / c) for e, x in self._terms)
+        return obj
+
+    def max_exponent(self):
+        """The largest exponent (``None`` for the zero polynomial)."""
+        return self._terms[-1][0] if self._terms else None
+
+    def ball(self, prec: int, *, shift=0) -> arb:
+        """A rigorous ball for ``e^{-shift} · Σ c e^{q}`` at ``prec`` bits."""
+        with ctx.workprec(prec):
+            s = arb(0)
+            for q, c in self._terms:
+                s += arb(c) * arb(q - shift).exp()
+            return s
+
+    def sympy(self):
+        """The exact sympy expression ``Σ c·exp(q)``."""
+        import sympy
+
+        return sympy.Add(*[_sympy_rational(c) * sympy.exp(_sympy_rational(q)) for q, c in self._terms])
+
+    def to_json(self) -> list:
+        """``[[coefficient, exponent], ...]`` with rationals as ``"p/q"`` strings."""
+        return [[_fmt(c), _fmt(q)] for q, c in self._terms]
+
+    @classmethod
+    def from_json(cls, data) -> "ExpPoly":
+        if not isinstance(data, list) or not all(isinstance(t, list) and len(t) == 2 for t in data):
+            raise ValueError(f"exp-polynomial: expected a list of [coefficient, exponent] pairs, got {data!r}")
+        return cls((c, q) for c, q in data)
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"({_short(c)}, {_short(q)})" for q, c in self._terms)
+        return f"ExpPoly([{inner}])"
+
+
+class ExpRatio:
+    """An exact real ``num / den`` with exp-polynomial numerator and denominator.
+
+    Equality is exact and decidable: ``a/b == c/d`` iff ``a·d - c·b`` is the zero
+    exp-polynomial.
+
+    Examples
+    --------
+    >>> half = ExpRatio(ExpPoly([(1, 3)]), ExpPoly([(2, 3)]))
+    >>> half == ExpRatio.rational("1/2")
+    True
+    >>> float(half.ball(64).mid())
+    0.5
+    """
+
+    __slots__ = ("num", "den")
+
+    def __init__(self, num: ExpPoly, den: ExpPoly):
+        if den.is_zero():
+            raise ZeroDivisionError("exp-ratio with a zero denominator")
+        self.num = num
+        self.den = den
+
+    @classmethod
+    def rational(cls, x) -> "ExpRatio":
+        """The rational ``x`` as an exp-ratio."""
+        return cls(ExpPoly.constant(x), ExpPoly.constant(1))
+
+    def normalized(self) -> "ExpRatio":
+        """The same value with the denominator's lowest term scaled to ``1·e^0``."""
+        q, c = self.den.terms[0]
+        if q == 0 and c == 1:
+            return self
+        return ExpRatio(self.num.shifted(q, c), self.den.shifted(q, c))
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, ExpRatio):
+            return NotImplemented
+        a, b = self.normalized(), other.normalized()
+        if a.num == b.num and a.den == b.den:  # same normal form: equal, no multiplication needed
+            return True
+        return (self.num * other.den - other.num * self.den).is_zero()
+
+    __hash__ = None  # equal values have many representations
+
+    def ball(self, prec: int) -> arb:
+        """A rigorous ball for the value at ``prec`` bits of working precision.
+
+        Exponents are shifted by the largest exponent of the denominator, so nothing
+        overflows however large the exponents are.
+        """
+        shift = self.den.max_exponent()
+        with ctx.workprec(prec):
+            exps: dict = {}
+
+            def total(p: ExpPoly) -> arb:
+                s = arb(0)
+                for q, c in p.terms:
+                    e = exps.get(q)
+                    if e is None:
+                        e = exps[q] = arb(q - shift).exp()
+                    s += e * c
+                return s
+
+            return total(self.num) / total(self.den)
+
+    def sympy(self):
+        """The exact sympy expression ``num/den``."""
+        return self.num.sympy() / self.den.sympy()
+
+    def to_json(self) -> dict:
+        return {"num": self.num.to_json(), "den": self.den.to_json()}
+
+    @classmethod
+    def from_json(cls, data) -> "ExpRatio":
+        if not isinstance(data, dict) or set(data) != {"num", "den"}:
+            raise ValueError(f"exp-ratio: expected {{'num': ..., 'den': ...}}, got {data!r}")
+        return cls(ExpPoly.from_json(data["num"]), ExpPoly.from_json(data["den"]))
+
+    def __repr__(self) -> str:
+        return f"ExpRatio({self.num!r}, {self.den!r})"
+
+
+def _merge(pairs: list) -> tuple:
+    """Sort ``(exponent, coefficient)`` pairs, add like exponents, drop zeros.
+
+    Comparisons only, no hashing: exp-polynomials here have a handful of terms.
+    """
+    pairs.sort(key=_first)
+    out = []
+    for q, c in pairs:
+        if out and out[-1][0] == q:
+            out[-1] = (q, out[-1][1] + c)
+        else:
+            out.append((q, c))
+    return tuple(t for t in out if t[1] != 0)
+
+
+def _first(t):
+    return t[0]
+
+
+def _fmt(x: fmpq) -> str:
+    return format_rational(to_fraction(x))
+
+
+def _short(x: fmpq) -> str:
+    return str(int(x.p)) if x.q == 1 else f"{int(x.p)}/{int(x.q)}"
+
+
+def _sympy_rational(x: fmpq):
+    import sympy
+
+    return sympy.Rational(int(x.p), int(x.q))

@@ -1,0 +1,243 @@
+"""Grids: declarations of what "exact" means for a recovered number.
+
+A grid is a discrete set of reals with a monotone rounding map.  A ball
+``[lo, hi]`` *certifies* a grid point ``g`` when ``round(lo) == round(hi) == g`` and
+``lo <= g <= hi``: every grid point inside the ball rounds to itself, and rounding
+is monotone, so ``g`` is then the only grid point the ball can hold.
+
+Supported grids (see :func:`parse_grid`):
+
+========================  ==================================================
+``rational:Q``            rationals with denominator at most ``Q``
+``float16``               IEEE binary16 values
+``bfloat16``              bfloat16 values (8 exponent bits, 8 significand bits)
+``float32``, ``float64``  IEEE binary32 / binary64 values
+``dyadic:k``              multiples of ``2**-k``
+========================  ==================================================
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .errors import OracleInconsistent, PrecisionInsufficient
+
+__all__ = [
+    "Grid",
+    "RationalGrid",
+    "FloatGrid",
+    "DyadicGrid",
+    "parse_grid",
+    "certifiable_grids",
+    "FLOAT16",
+    "BFLOAT16",
+    "FLOAT32",
+    "FLOAT64",
+    "require_identified",
+]
+
+
+class Grid:
+    """Base class: a discrete set of reals with a monotone rounding map."""
+
+    name: str
+
+    def round(self, x: Fraction) -> Fraction | None:
+        """Return the grid point nearest ``x``, or ``None`` outside the grid's range."""
+        raise NotImplementedError
+
+    def contains(self, x: Fraction) -> bool:
+        """Whether ``x`` is a grid point."""
+        return self.round(x) == x
+
+    def identify(self, lo: Fraction, hi: Fraction, *, what: str = "value") -> Fraction | None:
+        """Return the unique grid point in ``[lo, hi]``, or ``None`` if the ball is too wide.
+
+        Raises
+        ------
+        OracleInconsistent
+            If the ball provably holds no grid point: the value is not on this grid.
+
+        Examples
+        --------
+        >>> g = parse_grid("rational:10")
+        >>> g.identify(Fraction(332, 1000), Fraction(334, 1000))
+        Fraction(1, 3)
+        >>> g.identify(Fraction(0), Fraction(1, 2)) is None
+        True
+        """
+        a, b = self.round(lo), self.round(hi)
+        if a is not None and a == b:
+            if lo <= a <= hi:
+                return a
+            raise OracleInconsistent(
+                f"{what}: the ball [{float(lo):.17g}, {float(hi):.17g}] holds no point of "
+                f"grid {self.name}; the value is not on the declared grid"
+            )
+        if a is None and b is None and (lo > 0 or hi < 0) and lo * hi > 0:
+            raise OracleInconsistent(
+                f"{what}: the ball [{float(lo):.6g}, {float(hi):.6g}] lies outside the range of "
+                f"grid {self.name}"
+            )
+        return None
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class RationalGrid(Grid):
+    """Rationals with denominator at most ``max_den``; distinct points are ≥ 1/Q² apart."""
+
+    max_den: int
+
+    def __post_init__(self):
+        if not isinstance(self.max_den, int) or self.max_den < 1:
+            raise ValueError(f"rational grid: expected a denominator bound Q >= 1, got {self.max_den!r}")
+
+    @property
+    def name(self) -> str:
+        return f"rational:{self.max_den}"
+
+    def round(self, x: Fraction) -> Fraction:
+        return Fraction(x).limit_denominator(self.max_den)
+
+
+@dataclass(frozen=True)
+class DyadicGrid(Grid):
+    """Multiples of ``2**-bits``."""
+
+    bits: int
+
+    def __post_init__(self):
+        if not isinstance(self.bits, int) or self.bits < 0:
+            raise ValueError(f"dyadic grid: expected bits >= 0, got {self.bits!r}")
+
+    @property
+    def name(self) -> str:
+        return f"dyadic:{self.bits}"
+
+    def round(self, x: Fraction) -> Fraction:
+        scale = 1 << self.bits
+        return Fraction(round(x * scale), scale)
+
+
+@dataclass(frozen=True)
+class FloatGrid(Grid):
+    """Binary floating-point values with ``precision`` significand bits (implicit bit included).
+
+    ``emin`` is the exponent of the smallest normal number and ``emax`` that of the
+    largest finite one; subnormals are included.  Rounding is to nearest, ties to even.
+    """
+
+    name: str
+    precision: int
+    emin: int
+    emax: int
+
+    @property
+    def max_value(self) -> Fraction:
+        return (2 - Fraction(1, 2 ** (self.precision - 1))) * Fraction(2) ** self.emax
+
+    def ulp(self, x: Fraction) -> Fraction:
+        """Spacing of the grid at ``x`` (the distance to the next point away from zero)."""
+        e = self.emin if x == 0 else max(self.emin, _floor_log2(abs(x)))
+        return Fraction(2) ** (e - self.precision + 1)
+
+    def round(self, x: Fraction) -> Fraction | None:
+        if x == 0:
+            return Fraction(0)
+        u = self.ulp(x)
+        g = Fraction(round(x / u)) * u  # round() on Fraction: ties to even
+        if abs(g) > self.max_value:
+            return None
+        return g
+
+
+def _floor_log2(x: Fraction) -> int:
+    """floor(log2(x)) for a positive rational, exactly."""
+    e = x.numerator.bit_length() - x.denominator.bit_length()
+    if Fraction(2) ** e > x:
+        e -= 1
+    if Fraction(2) ** (e + 1) <= x:
+        e += 1
+    return e
+
+
+FLOAT16 = FloatGrid("float16", 11, -14, 15)
+BFLOAT16 = FloatGrid("bfloat16", 8, -126, 127)
+FLOAT32 = FloatGrid("float32", 24, -126, 127)
+FLOAT64 = FloatGrid("float64", 53, -1022, 1023)
+_FLOATS = {g.name: g for g in (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)}
+
+
+def parse_grid(spec: str | Grid | None) -> Grid | None:
+    """Parse a grid specification.
+
+    Parameters
+    ----------
+    spec : str, Grid or None
+        ``"rational:Q"``, ``"dyadic:k"``, ``"float16"``, ``"bfloat16"``, ``"float32"``,
+        ``"float64"``; a :class:`Grid` is returned as is, and ``None`` means no grid.
+
+    Examples
+    --------
+    >>> parse_grid("rational:1000")
+    RationalGrid(max_den=1000)
+    >>> parse_grid("float32").name
+    'float32'
+    >>> parse_grid("rational:x")
+    Traceback (most recent call last):
+    ...
+    ValueError: grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or 'float64', got 'rational:x'
+    """
+    if spec is None or isinstance(spec, Grid):
+        return spec
+    if not isinstance(spec, str):
+        raise ValueError(f"grid: expected a string or Grid, got {type(spec).__name__}")
+    text = spec.strip().lower()
+    if text in _FLOATS:
+        return _FLOATS[text]
+    kind, _, arg = text.partition(":")
+    if kind in ("rational", "dyadic") and arg.isdigit():
+        return RationalGrid(int(arg)) if kind == "rational" else DyadicGrid(int(arg))
+    raise ValueError(
+        "grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or "
+        f"'float64', got {spec!r}"
+    )
+
+
+def certifiable_grids(width: Fraction, value: Fraction) -> str:
+    """Describe which grids a ball of this width around ``value`` can certify.
+
+    Used in :class:`PrecisionInsufficient` messages.
+
+    >>> certifiable_grids(Fraction(1, 10**6), Fraction(1, 2))
+    'rational:Q for Q <= 707, dyadic:k for k <= 19, float16, bfloat16'
+    """
+    if width <= 0:
+        return "any grid"
+    parts = []
+    q = math.isqrt(int(1 / (2 * width)))
+    if q >= 1:
+        parts.append(f"rational:Q for Q <= {q}")
+    k = -_floor_log2(width) - 1
+    if k >= 0:
+        parts.append(f"dyadic:k for k <= {k}")
+    parts += [g.name for g in _FLOATS.values() if g.ulp(value) / 2 > width]
+    return ", ".join(parts) if parts else "none"
+
+
+def require_identified(grid: Grid, lo: Fraction, hi: Fraction, *, what: str) -> Fraction:
+    """Identify on ``grid`` or raise :class:`PrecisionInsufficient` naming certifiable grids."""
+    g = grid.identify(lo, hi, what=what)
+    if g is None:
+        mid = (lo + hi) / 2
+        raise PrecisionInsufficient(
+            f"{what}: the oracle's answers pin it only to ±{float((hi - lo) / 2):.3g} around "
+            f"{float(mid):.17g}, too wide to single out a point of grid {grid.name}; "
+            f"grids certifiable at this accuracy: {certifiable_grids(hi - lo, mid)}"
+        )
+    return g

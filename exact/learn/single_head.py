@@ -1,0 +1,248 @@
+"""Exact learning of a single softmax-attention head — Theorem 4.1 of [BSHK26].
+
+The learner makes exactly ``d² + d`` value queries: ``d`` of length 1 and ``d²`` of
+length 2.
+
+1. ``f([e_i]) = v_i`` for ``i = 1..d``.  If ``v = 0``, ``W`` has no effect on ``f``:
+   :class:`NotIdentifiable` is raised.
+2. Pivot ``p = argmax |v_i|``.  Probe ``u_k = e_k`` when ``|v_k| >= |v_p|/2``, else
+   ``u_k = e_k + σ_k e_p`` with ``σ_k = sign(v_k)·sign(v_p)`` (``+1`` when ``v_k = 0``),
+   so ``|vᵀu_k| >= |v_p|/2`` for every ``k``: no probe is ever ill-conditioned, not
+   just nonzero.  ``U = [u_k]`` is unit-triangular, so ``W_kj = t_kj − σ_k t_pj``.
+   (SPEC's choice is the special case "shift only when ``v_k = 0``".)
+3. For every column ``j`` and row ``k``, query ``X = [βe_j + γu_k; βe_j]``; by the
+   logit primitive ``f(X) = βv_j + σ(βγ·t_kj)·γvᵀu_k`` with ``t_kj = u_kᵀ W e_j``.
+
+The arithmetic is a parameter (:mod:`exact.arith`): ``certified`` (default for
+exact oracles and whenever a grid is declared), ``symbolic`` or ``float``.  Exact
+modes use ``β = γ = 1``; float mode scales the tokens so logits stay within ±1
+given a bound on ``|W_ij|``.
+
+References
+----------
+[BSHK26] Bhattamishra, Shah, Hahn, Kanade, *Provably Learning Attention with Queries*,
+arXiv 2601.16873 (ICML 2026), Theorem 4.1.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from fractions import Fraction
+
+from ..arith import FloatArithmetic, Measurement, get_arithmetic
+from ..certify import make_certificate
+from ..errors import CertificateInvalid, NotIdentifiable
+from ..models import SingleHead
+from ..numbers import to_fraction
+from ..sequences import Sequence
+from .result import LearnResult
+
+__all__ = ["learn_single_head", "single_head_query_count", "ProbePlan"]
+
+
+def single_head_query_count(d: int) -> int:
+    """The exact query count of :func:`learn_single_head`: ``d² + d``."""
+    return d * d + d
+
+
+def _sign(x) -> int:
+    return (x > 0) - (x < 0)
+
+
+@dataclass(frozen=True)
+class ProbePlan:
+    """The probes of Theorem 4.1: pivot ``p``, shifts ``σ_k`` and token scales ``β, γ``."""
+
+    d: int
+    pivot: int
+    shifts: tuple  # σ_k in {-1, 0, 1}; σ_p = 0
+    beta: Fraction = Fraction(1)
+    gamma: Fraction = Fraction(1)
+
+    @classmethod
+    def choose(cls, v, *, beta=Fraction(1), gamma=Fraction(1)) -> "ProbePlan":
+        """Pick the pivot and shifts from (exact or approximate) values of ``v``."""
+        d = len(v)
+        p = max(range(d), key=lambda i: abs(v[i]))
+        shifts = tuple(
+            0 if (k == p or 2 * abs(v[k]) >= abs(v[p])) else (_sign(v[k]) * _sign(v[p]) or 1) for k in range(d)
+        )
+        return cls(d, p, shifts, beta, gamma)
+
+    def index(self, k: int, j: int) -> int:
+        """Position of measurement ``(k, j)`` among the ``d²`` length-2 queries (column-major)."""
+        return j * self.d + k
+
+    def sequences(self) -> list[Sequence]:
+        """The ``d²`` probe sequences ``[βe_j + γu_k; βe_j]``, column by column."""
+        b, g, p = self.beta, self.gamma, self.pivot
+        out = []
+        for j in range(self.d):
+            for k in range(self.d):
+                a = {j: b}
+                a[k] = a.get(k, 0) + g
+                if self.shifts[k]:
+                    a[p] = a.get(p, 0) + self.shifts[k] * g
+                out.append(Sequence.sparse(self.d, [a, {j: b}]))
+        return out
+
+    def measurements(self, v) -> list[Measurement]:
+        """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe."""
+        b, g, p = self.beta, self.gamma, self.pivot
+        slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(self.d)]
+        return [Measurement(b * v[j], slope[k], b * g) for j in range(self.d) for k in range(self.d)]
+
+    def combos(self) -> list[list[tuple[int, int]]]:
+        """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j)."""
+        out = []
+        for k in range(self.d):
+            for j in range(self.d):
+                c = [(1, self.index(k, j))]
+                if self.shifts[k]:
+                    c.append((-self.shifts[k], self.index(self.pivot, j)))
+                out.append(c)
+        return out
+
+
+def _float_scale(w_bound) -> Fraction:
+    """The largest power of two ``β`` with ``2·β²·w_bound <= 1`` (so logits stay in ±1)."""
+    bound = to_fraction(w_bound, name="w_bound")
+    if bound <= 0:
+        raise ValueError(f"w_bound: expected a positive bound on |W_ij|, got {w_bound!r}")
+    e = max(0, math.ceil(math.log2(float(2 * bound)) / 2))
+    while Fraction(2 * bound) > Fraction(4) ** e:
+        e += 1
+    return Fraction(1, 2**e)
+
+
+def learn_single_head(
+    oracle,
+    *,
+    mode: str | None = None,
+    grid=None,
+    w_bound=1024,
+    prec: int = 64,
+    max_prec: int = 1 << 23,
+    certify: bool = True,
+) -> LearnResult:
+    """Learn ``W`` and ``v`` of a single softmax head with exactly ``d² + d`` queries.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        Read only through ``d``, ``query_batch`` and the answers' public interface.
+    mode : {"certified", "symbolic", "float"}, optional
+        Default: ``"certified"`` for exact oracles or when ``grid`` is given, else
+        ``"float"``.
+    grid : str or Grid, optional
+        Certified mode only: identify every parameter on this grid (``"float32"``,
+        ``"rational:Q"``, ...).  Required for approximate oracles; without it, an
+        exact oracle's answers are identified as simplest rationals and confirmed
+        exactly.
+    w_bound : number
+        Float mode only: assumed bound on ``|W_ij|``; probes are scaled so logits
+        stay within ±1.  Too small a bound saturates the softmax and raises
+        :class:`PrecisionInsufficient`; too large a bound costs accuracy linearly.
+    prec, max_prec : int
+        Certified mode: starting and largest working precision in bits.  A logit
+        ``L`` needs about ``|L|/ln 2`` bits.
+    certify : bool
+        Replay the whole transcript against the result (exact modes).
+
+    Returns
+    -------
+    LearnResult
+        ``model`` is a :class:`SingleHead`; ``queries == d*d + d``.
+
+    Raises
+    ------
+    NotIdentifiable
+        If ``v = 0`` (then no query depends on ``W``).
+    PrecisionInsufficient
+        If the answers cannot certify the result within ``max_prec`` or the
+        oracle's declared accuracy; never returns a guess as exact.
+    OracleInconsistent
+        If the answers cannot come from a single softmax head.
+    QueryBudgetExceeded
+        Before the first query, if ``d² + d`` queries do not fit the budget.
+
+    Examples
+    --------
+    >>> from exact.models import SingleHead
+    >>> from exact.oracles import ExactOracle
+    >>> truth = SingleHead([[1, "-2/3"], [0, 5]], ["1/2", 0])
+    >>> oracle = ExactOracle(truth)
+    >>> result = learn_single_head(oracle)
+    >>> result.model == truth, result.queries, result.certificate.check().holds
+    (True, 6, True)
+    """
+    t_start = time.perf_counter()
+    d = oracle.d
+    arith = get_arithmetic(mode, oracle, grid=grid, prec=prec, max_prec=max_prec)
+    oracle.require(single_head_query_count(d), what=f"learn_single_head (d={d}, d²+d)")
+    start_count = oracle.count
+    timings = {"query": 0.0}
+
+    def ask(seqs):
+        t = time.perf_counter()
+        answers = oracle.query_batch(seqs)
+        timings["query"] += time.perf_counter() - t
+        return answers
+
+    # Step 1: v from one-token queries.
+    ans_v = ask([Sequence.basis(d, i) for i in range(d)])
+    v_names = [f"v[{i}]" for i in range(d)]
+    v = arith.values(ans_v, v_names)
+    if isinstance(arith, FloatArithmetic):
+        v_err = arith.value_errors(v_names)
+        if all(abs(x) <= e for x, e in zip(v, v_err)):
+            raise NotIdentifiable(
+                f"v is zero within the oracle's accuracy (max |v_i| = {max(map(abs, v)):.3g}): then f does not "
+                "depend on W and W cannot be identified"
+            )
+    elif not any(v):
+        raise NotIdentifiable("v = 0: then f(X) = 0 for every X, so W has no effect and cannot be identified")
+
+    # Step 2: probes, chosen from v alone.
+    beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
+    plan = ProbePlan.choose(v, beta=beta, gamma=beta)
+
+    # Step 3: the d² logit measurements.
+    ans_t = ask(plan.sequences())
+    meas = plan.measurements(v)
+    names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
+    kwargs = {}
+    if isinstance(arith, FloatArithmetic):
+        p, b, g = plan.pivot, float(plan.beta), float(plan.gamma)
+        kwargs["base_err"] = [b * v_err[j] for j in range(d) for _ in range(d)]
+        kwargs["slope_err"] = [g * (v_err[k] + abs(plan.shifts[k]) * v_err[p]) for _ in range(d) for k in range(d)]
+    flat = arith.combine(ans_t, meas, plan.combos(), names, **kwargs)
+
+    model = SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], [to_fraction(x) for x in v])
+    transcript = oracle.transcript[start_count:]
+    certificate = None
+    t = time.perf_counter()
+    if arith.exact:
+        certificate = make_certificate(model, transcript, oracle.accuracy, oracle.rtol)
+        if certify:
+            report = certificate.check()
+            if not report.holds:  # pragma: no cover - would be a bug in an arithmetic
+                raise CertificateInvalid(f"learn_single_head: internal error, {report.message}")
+    timings["certify"] = time.perf_counter() - t
+    timings["total"] = time.perf_counter() - t_start
+    timings["solve"] = timings["total"] - timings["query"] - timings["certify"]
+    return LearnResult(
+        model=model,
+        mode=arith.name,
+        exact=arith.exact,
+        queries=oracle.count - start_count,
+        max_length=max(q.X.length for q in transcript),
+        certificate=certificate,
+        error_estimate=arith.errors(),
+        grid=arith.grid.name if getattr(arith, "grid", None) else None,
+        precision=arith.precision,
+        seconds=timings,
+        details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},
+    )

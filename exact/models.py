@@ -1,0 +1,370 @@
+"""Attention models with exact rational parameters.
+
+:class:`SingleHead` is the single softmax-attention regressor of [BSHK26]:
+
+    s_i = x_iᵀ W x_N,   α = softmax(s),   f(X) = Σ_i α_i (vᵀ x_i).
+
+It is evaluated three ways: exactly (an :class:`~exact.expfield.ExpRatio`, with a
+sympy form), as a rigorous ``arb`` ball at any precision, and in float64 with numpy,
+vectorised over many sequences.
+
+References
+----------
+[BSHK26] Bhattamishra, Shah, Hahn, Kanade, *Provably Learning Attention with Queries*,
+arXiv 2601.16873 (ICML 2026), Sec. 2.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import cached_property
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+
+from .errors import InvalidNumber, ShapeError
+from .expfield import ExpPoly, ExpRatio
+from .grids import FloatGrid, Grid, RationalGrid, parse_grid
+from .numbers import format_rational, to_fmpq, to_fraction
+from .sequences import Sequence, as_sequence
+
+__all__ = ["SingleHead", "as_matrix", "as_vector"]
+
+
+def as_matrix(M, *, name: str, rows: int | None = None, cols: int | None = None) -> tuple:
+    """Validate and convert a matrix to a tuple of tuples of Fractions."""
+    if isinstance(M, np.ndarray) and M.ndim != 2:
+        raise ShapeError(f"{name}: expected a 2-d matrix, got an array of shape {M.shape}")
+    try:
+        out = [list(r) for r in M]
+    except TypeError:
+        raise ShapeError(f"{name}: expected a matrix (list of rows), got {type(M).__name__}") from None
+    if rows is not None and len(out) != rows:
+        raise ShapeError(f"{name}: expected {rows} rows, got {len(out)}")
+    if not out:
+        raise ShapeError(f"{name}: expected at least one row, got none")
+    width = len(out[0]) if cols is None else cols
+    for i, r in enumerate(out):
+        if len(r) != width:
+            raise ShapeError(f"{name}: expected every row to have {width} entries, row {i} has {len(r)}")
+    return tuple(tuple(to_fraction(x, name=f"{name}[{i}][{j}]") for j, x in enumerate(r)) for i, r in enumerate(out))
+
+
+def as_vector(x, *, name: str, size: int | None = None) -> tuple:
+    """Validate and convert a vector to a tuple of Fractions."""
+    if isinstance(x, np.ndarray) and x.ndim != 1:
+        raise ShapeError(f"{name}: expected a vector, got an array of shape {x.shape}")
+    try:
+        out = list(x)
+    except TypeError:
+        raise ShapeError(f"{name}: expected a vector, got {type(x).__name__}") from None
+    if size is not None and len(out) != size:
+        raise ShapeError(f"{name}: expected length {size}, got {len(out)}")
+    return tuple(to_fraction(q, name=f"{name}[{i}]") for i, q in enumerate(out))
+
+
+@dataclass(frozen=True)
+class SingleHead:
+    """A single softmax-attention head with exact parameters ``W`` (d×d) and ``v`` (d).
+
+    Parameters
+    ----------
+    W : d×d array-like of exact numbers
+        The merged query–key matrix (any 1/√r factor folded in).
+    v : length-d array-like
+        The merged value/readout vector.
+
+    Entries may be ints, Fractions, ``"p/q"`` or decimal strings, or floats (taken
+    at their exact binary value); they are stored as Fractions.
+
+    Examples
+    --------
+    >>> h = SingleHead([[0, 1], [1, 0]], [1, "1/2"])
+    >>> h.d
+    2
+    >>> h.exact([[1, 0], [0, 1]]) == h.exact([[1, 0], [0, 1]])
+    True
+    >>> round(h.float([[1, 0], [0, 1]]), 12)
+    0.865529289315
+    >>> SingleHead([[1, 2]], [1])
+    Traceback (most recent call last):
+    ...
+    exact.errors.ShapeError: W: expected every row to have 1 entries, row 0 has 2
+    """
+
+    W: tuple
+    v: tuple
+
+    def __post_init__(self):
+        v = as_vector(self.v, name="v")
+        if not v:
+            raise ShapeError("v: expected length d >= 1, got an empty vector")
+        W = as_matrix(self.W, name="W", rows=len(v), cols=len(v)) if _len(self.W) else None
+        if W is None:
+            raise ShapeError(f"W: expected a {len(v)}×{len(v)} matrix, got an empty one")
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "v", v)
+
+    # -- basic views ---------------------------------------------------------------
+
+    @property
+    def d(self) -> int:
+        """The token dimension."""
+        return len(self.v)
+
+    @cached_property
+    def _Wq(self) -> list:
+        return [[to_fmpq(x) for x in r] for r in self.W]
+
+    @cached_property
+    def _Wmat(self) -> fmpq_mat:
+        return fmpq_mat(self.d, self.d, [x for r in self._Wq for x in r])
+
+    @cached_property
+    def _vq(self) -> list:
+        return [to_fmpq(x) for x in self.v]
+
+    def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, v)`` as float64 arrays (rounded)."""
+        return (np.array([[float(x) for x in r] for r in self.W]), np.array([float(x) for x in self.v]))
+
+    # -- exact evaluation ----------------------------------------------------------
+
+    def scores(self, X) -> tuple[list, list]:
+        """Exact scores ``s_i = x_iᵀ W x_N`` and token values ``vᵀ x_i`` (as ``fmpq``)."""
+        seq = as_sequence(X, d=self.d)
+        last = seq.rows[-1]
+        if len(last) <= 4:
+            Wq = self._Wq
+            lastq = [(b, to_fmpq(y)) for b, y in last]
+
+            def wx(a):
+                row = Wq[a]
+                return sum((row[b] * y for b, y in lastq), fmpq(0))
+        else:
+            col = fmpq_mat(self.d, 1, [0] * self.d)
+            for b, y in last:
+                col[b, 0] = to_fmpq(y)
+            w = self._Wmat * col
+
+            def wx(a):
+                return w[a, 0]
+
+        vq = self._vq
+        s, c = [], []
+        for r in seq.rows:
+            si, ci = fmpq(0), fmpq(0)
+            for a, x in r:
+                xq = to_fmpq(x)
+                si += xq * wx(a)
+                ci += xq * vq[a]
+            s.append(si)
+            c.append(ci)
+        return s, c
+
+    def exact(self, X) -> ExpRatio:
+        """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
+        s, c = self.scores(X)
+        return ExpRatio(ExpPoly(zip(c, s)), ExpPoly((1, si) for si in s))
+
+    def ball(self, X, *, prec: int = 128):
+        """A rigorous ``arb`` ball for ``f(X)`` at ``prec`` bits."""
+        return self.exact(X).ball(prec)
+
+    def sympy(self, X):
+        """The exact sympy expression of ``f(X)``."""
+        return self.exact(X).sympy()
+
+    # -- float evaluation ----------------------------------------------------------
+
+    def float(self, X) -> float | np.ndarray:
+        """``f`` in float64: ``X`` of shape ``(N, d)`` gives a float, ``(n, N, d)`` an array."""
+        W, v = self.to_numpy()
+        return evaluate_float(W, v, X)
+
+    # -- constructors --------------------------------------------------------------
+
+    @classmethod
+    def random(
+        cls,
+        d: int,
+        *,
+        seed=None,
+        grid: str | Grid = "rational:7",
+        bound=2,
+        v_zeros: int = 0,
+        rank: int | None = None,
+    ) -> "SingleHead":
+        """A random head with entries on ``grid``.
+
+        Parameters
+        ----------
+        d : int
+            Token dimension.
+        seed : int or None
+            Seed of the numpy generator; the same seed gives the same head.
+        grid : str or Grid
+            ``"rational:Q"``: entries ``p/q`` with ``1 <= q <= Q`` and ``|p/q| <= bound``;
+            a float grid (``"float32"``, ``"bfloat16"``, ``"float16"``, ``"float64"``):
+            Gaussian entries of scale ``bound/2`` rounded to the grid.
+        bound : number
+            Magnitude of the entries.
+        v_zeros : int
+            How many entries of ``v`` to set to zero (at random positions, at most d-1).
+        rank : int or None
+            Make ``W = A B`` with ``A`` d×rank and ``B`` rank×d of grid entries, so
+            ``rank(W) <= rank`` (then W's entries are not on the grid).
+
+        Examples
+        --------
+        >>> SingleHead.random(2, seed=0) == SingleHead.random(2, seed=0)
+        True
+        """
+        g = parse_grid(grid)
+        rng = np.random.default_rng(seed)
+        if not isinstance(d, int) or d < 1:
+            raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
+        if not 0 <= v_zeros < d:
+            raise ValueError(f"v_zeros: expected 0 <= v_zeros <= d-1 = {d - 1}, got {v_zeros}")
+        draw = _sampler(g, rng, to_fraction(bound, name="bound"))
+        if rank is None:
+            W = [[draw() for _ in range(d)] for _ in range(d)]
+        else:
+            if not 0 <= rank <= d:
+                raise ValueError(f"rank: expected 0 <= rank <= d = {d}, got {rank}")
+            A = [[draw() for _ in range(rank)] for _ in range(d)]
+            B = [[draw() for _ in range(d)] for _ in range(rank)]
+            W = [[sum((A[i][k] * B[k][j] for k in range(rank)), Fraction(0)) for j in range(d)] for i in range(d)]
+        v = [draw() for _ in range(d)]
+        while any(x == 0 for x in v):  # v's nonzero entries must be nonzero
+            v = [x if x else draw() for x in v]
+        for i in rng.choice(d, size=v_zeros, replace=False):
+            v[int(i)] = Fraction(0)
+        return cls(W, v)
+
+    @classmethod
+    def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None) -> "SingleHead":
+        """Merge native attention weights into ``(W, v)``.
+
+        With queries ``q = W_Q x_N``, keys ``k_i = W_K x_i``, values ``W_V x_i``, the
+        output map ``W_O`` and a readout ``w``:
+
+            W = scale · W_Kᵀ W_Q,   scale = 1/√r by default,
+            v = W_Vᵀ W_Oᵀ w.
+
+        Only ``W`` and ``v`` are identifiable.  The default scale ``1/√r`` is exact
+        only when ``r`` is a perfect square; otherwise pass ``scale`` explicitly (for
+        a float model, the float it actually multiplies by).
+
+        Parameters
+        ----------
+        W_Q, W_K : r×d
+        W_V : d_v×d
+        W_O : d×d_v
+        w : length d
+
+        Examples
+        --------
+        >>> h = SingleHead.from_native([[1, 0]], [[0, 2]], [[1, 1]], [[1], [0]], [3, 0])
+        >>> h.W, h.v
+        (((Fraction(0, 1), Fraction(0, 1)), (Fraction(2, 1), Fraction(0, 1))), (Fraction(3, 1), Fraction(3, 1)))
+        """
+        Q = as_matrix(W_Q, name="W_Q")
+        d = len(Q[0])
+        r = len(Q)
+        K = as_matrix(W_K, name="W_K", rows=r, cols=d)
+        V = as_matrix(W_V, name="W_V", cols=d)
+        dv = len(V)
+        O = as_matrix(W_O, name="W_O", rows=d, cols=dv)
+        wv = as_vector(w, name="w", size=d)
+        if scale is None:
+            root = math.isqrt(r)
+            if root * root != r:
+                raise InvalidNumber(
+                    f"scale: 1/sqrt(r) is irrational for head dimension r={r}; pass scale= explicitly "
+                    "(for a float model, the float it multiplies the scores by)"
+                )
+            scale = Fraction(1, root)
+        c = to_fraction(scale, name="scale")
+        W = [[c * sum((K[k][i] * Q[k][j] for k in range(r)), Fraction(0)) for j in range(d)] for i in range(d)]
+        Ow = [sum((O[i][a] * wv[i] for i in range(d)), Fraction(0)) for a in range(dv)]
+        v = [sum((V[a][i] * Ow[a] for a in range(dv)), Fraction(0)) for i in range(d)]
+        return cls(W, v)
+
+    # -- I/O -------------------------------------------------------------------------
+
+    def to_json(self) -> dict:
+        """``{"kind": "single-head", "d": d, "W": [["p/q", ...], ...], "v": [...]}``."""
+        return {
+            "kind": "single-head",
+            "d": self.d,
+            "W": [[format_rational(x) for x in r] for r in self.W],
+            "v": [format_rational(x) for x in self.v],
+        }
+
+    @classmethod
+    def from_json(cls, data) -> "SingleHead":
+        if not isinstance(data, dict) or data.get("kind", "single-head") != "single-head":
+            raise ShapeError(f"model: expected a JSON object of kind 'single-head', got {_describe(data)}")
+        missing = {"W", "v"} - set(data)
+        if missing:
+            raise ShapeError(f"model: missing field(s) {sorted(missing)}")
+        h = cls(data["W"], data["v"])
+        if "d" in data and data["d"] != h.d:
+            raise ShapeError(f"model: field d={data['d']!r} does not match len(v)={h.d}")
+        return h
+
+
+def _len(x) -> int:
+    try:
+        return len(x)
+    except TypeError:
+        raise ShapeError(f"W: expected a matrix (list of rows), got {type(x).__name__}") from None
+
+
+def _describe(data) -> str:
+    if isinstance(data, dict):
+        return f"kind {data.get('kind')!r}"
+    return type(data).__name__
+
+
+def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
+    if isinstance(g, RationalGrid):
+
+        def draw():
+            q = int(rng.integers(1, g.max_den + 1))
+            top = int(bound * q)
+            return Fraction(int(rng.integers(-top, top + 1)), q)
+
+        return draw
+    if isinstance(g, FloatGrid):
+
+        def draw():
+            x = g.round(Fraction(float(rng.normal()) * float(bound) / 2))
+            return x if x is not None else Fraction(0)
+
+        return draw
+    scale = 1 << g.bits
+
+    def draw():
+        return Fraction(int(rng.integers(-int(bound * scale), int(bound * scale) + 1)), scale)
+
+    return draw
+
+
+def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
+    """Vectorised float64 evaluation of a single head on ``(N, d)`` or ``(n, N, d)`` inputs."""
+    X = np.asarray(X, dtype=np.float64)
+    single = X.ndim == 2
+    if single:
+        X = X[None]
+    if X.ndim != 3 or X.shape[2] != W.shape[0]:
+        raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {X.shape}")
+    q = X[:, -1, :] @ W.T  # (n, d): W x_N
+    s = np.einsum("nid,nd->ni", X, q)
+    s -= s.max(axis=1, keepdims=True)
+    e = np.exp(s)
+    out = np.einsum("ni,ni->n", e, X @ v) / e.sum(axis=1)
+    return float(out[0]) if single else out

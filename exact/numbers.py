@@ -1,0 +1,260 @@
+"""Exact scalars: parsing, formatting, and reading intervals off ``arb`` balls.
+
+Every number that enters the library as a parameter or a token entry is turned into
+a :class:`fractions.Fraction` by :func:`to_fraction`.  Floats are taken as their
+*exact* binary value, decimal strings as the decimal they spell (``"0.1"`` is 1/10),
+and nothing is ever evaluated as code.
+
+The second half of the module turns a rigorous ball into an exact interval and finds
+the simplest rational inside it, the step by which certified mode turns answers into
+candidate rationals.
+"""
+
+from __future__ import annotations
+
+import decimal
+import math
+import numbers
+from fractions import Fraction
+
+from flint import arb, fmpq, fmpz
+
+from .errors import InvalidNumber
+
+__all__ = [
+    "to_fraction",
+    "to_fmpq",
+    "format_rational",
+    "parse_rational",
+    "ball_interval",
+    "simplest_between",
+]
+
+
+def to_fraction(x, *, name: str = "value") -> Fraction:
+    """Return the exact rational value of ``x``.
+
+    Parameters
+    ----------
+    x : int, Fraction, str, float, numpy scalar, mpmath ``mpf``, sympy ``Rational``/``Float`` or flint ``fmpq``
+        Strings may be integers (``"-3"``), ratios (``"2/7"``) or decimals
+        (``"0.1"``, ``"1e-3"``); they are parsed, never evaluated.
+        Floats are taken as their exact binary value.
+    name : str, keyword-only
+        How to name the value in error messages.
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    InvalidNumber
+        For NaN, infinities, booleans, complex numbers, unparsable text and any
+        other type.
+
+    Examples
+    --------
+    >>> to_fraction("0.1"), to_fraction("2/6"), to_fraction(0.5)
+    (Fraction(1, 10), Fraction(1, 3), Fraction(1, 2))
+    >>> to_fraction(0.1) == Fraction(3602879701896397, 36028797018963968)
+    True
+    >>> to_fraction(float("nan"), name="W[0][1]")
+    Traceback (most recent call last):
+    ...
+    exact.errors.InvalidNumber: W[0][1]: expected a finite real number, got nan
+    """
+    if isinstance(x, bool):
+        raise InvalidNumber(f"{name}: expected a finite real number, got the boolean {x!r}")
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, int):
+        return Fraction(x)
+    if isinstance(x, fmpq):
+        return Fraction(int(x.p), int(x.q))
+    if isinstance(x, fmpz):
+        return Fraction(int(x))
+    if isinstance(x, str):
+        return parse_rational(x, name=name)
+    if isinstance(x, float):
+        return _from_float(x, name)
+    if isinstance(x, decimal.Decimal):
+        if not x.is_finite():
+            raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+        return Fraction(x)
+    module = type(x).__module__.split(".")[0]
+    if module == "numpy":
+        if getattr(x, "shape", None) not in ((), None):
+            raise InvalidNumber(f"{name}: expected a scalar, got an array of shape {x.shape}")
+        if isinstance(x, numbers.Integral):
+            return Fraction(int(x))
+        if isinstance(x, numbers.Real):
+            return _from_float(float(x), name)  # float16/32/64 embed exactly in float
+    if module == "mpmath" and hasattr(x, "man_exp"):
+        if not x.is_finite() if hasattr(x, "is_finite") else False:
+            raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+        return _from_mpf(x, name)
+    if module == "sympy":
+        return _from_sympy(x, name)
+    if module == "torch" and hasattr(x, "item") and getattr(x, "numel", lambda: 0)() == 1:
+        return to_fraction(x.item(), name=name)
+    raise InvalidNumber(
+        f"{name}: expected a finite real number (int, Fraction, 'p/q' string, float, ...), "
+        f"got {type(x).__name__} {x!r}"
+    )
+
+
+def _from_float(x: float, name: str) -> Fraction:
+    if not math.isfinite(x):
+        raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+    return Fraction(x)
+
+
+def _from_mpf(x, name: str) -> Fraction:
+    import mpmath
+
+    if mpmath.isnan(x) or mpmath.isinf(x):
+        raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+    if isinstance(x, mpmath.mpc):
+        raise InvalidNumber(f"{name}: expected a real number, got the complex {x}")
+    man, exp = x.man_exp
+    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+
+
+def _from_sympy(x, name: str) -> Fraction:
+    if getattr(x, "is_Rational", False):
+        return Fraction(int(x.p), int(x.q))
+    if getattr(x, "is_Float", False):
+        if not x.is_finite:
+            raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+        import mpmath
+
+        return _from_mpf(mpmath.mpf(x._mpf_), name)
+    raise InvalidNumber(
+        f"{name}: expected a sympy Rational or Float, got the expression {x} "
+        "(symbolic expressions are not numbers)"
+    )
+
+
+def parse_rational(text: str, *, name: str = "value") -> Fraction:
+    """Parse ``"p"``, ``"p/q"`` or a decimal string exactly, without evaluating it.
+
+    Examples
+    --------
+    >>> parse_rational(" -4/6 "), parse_rational("1.25e2")
+    (Fraction(-2, 3), Fraction(125, 1))
+    >>> parse_rational("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    exact.errors.InvalidNumber: value: expected an integer, 'p/q' or decimal string, got "__import__('os')"
+    """
+    if not isinstance(text, str):
+        raise InvalidNumber(f"{name}: expected a string, got {type(text).__name__}")
+    try:
+        # Fraction's own parser accepts only these three forms, by regular expression.
+        return Fraction(text.strip())
+    except (ValueError, ZeroDivisionError):
+        pass
+    raise InvalidNumber(f"{name}: expected an integer, 'p/q' or decimal string, got {text!r}")
+
+
+def format_rational(q: Fraction) -> str:
+    """Format a rational as ``"p"`` or ``"p/q"``, the library's JSON form.
+
+    >>> format_rational(Fraction(-3, 4)), format_rational(Fraction(5))
+    ('-3/4', '5')
+    """
+    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+
+
+def to_fmpq(q: Fraction) -> fmpq:
+    """Convert a Fraction to flint's ``fmpq`` (the fast internal rational)."""
+    return fmpq(q.numerator, q.denominator)
+
+
+def _dyadic(man_exp) -> Fraction:
+    man, exp = man_exp
+    man, exp = int(man), int(exp)
+    return Fraction(man << exp) if exp >= 0 else Fraction(man, 1 << -exp)
+
+
+def ball_interval(ball: arb) -> tuple[Fraction, Fraction]:
+    """Return the exact endpoints ``(lo, hi)`` of a finite ``arb`` ball.
+
+    Raises
+    ------
+    InvalidNumber
+        If the ball is not finite.
+
+    Examples
+    --------
+    >>> ball_interval(arb(3))
+    (Fraction(3, 1), Fraction(3, 1))
+    >>> lo, hi = ball_interval(arb(1) / 3)
+    >>> lo < Fraction(1, 3) < hi and hi - lo < Fraction(1, 2**50)
+    True
+    """
+    if not ball.is_finite():
+        raise InvalidNumber(f"expected a finite ball, got {ball}")
+    mid = _dyadic(ball.mid().man_exp())
+    rad = _dyadic(ball.rad().man_exp())
+    return mid - rad, mid + rad
+
+
+def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
+    """Return the simplest rational in the closed interval ``[lo, hi]``, widened slightly.
+
+    "Simplest" means smallest denominator, then smallest absolute value.  When a
+    ball of width below ``1/q**2`` holds ``p/q``, the answer is ``p/q`` itself, which
+    is why certified mode converges to the true rational as precision rises.
+
+    To keep the cost independent of the precision of the endpoints, they are first
+    rounded *outward* to a dyadic grid finer than a sixteenth of the width, so the
+    search runs on ``[lo - δ, hi + δ]`` with ``δ < (hi - lo)/16``.  The answer is a
+    candidate: certified mode always confirms it exactly.
+
+    Examples
+    --------
+    >>> simplest_between(Fraction(333, 1000), Fraction(334, 1000))
+    Fraction(1, 3)
+    >>> simplest_between(Fraction(-1, 10), Fraction(1, 5))
+    Fraction(0, 1)
+    >>> simplest_between(Fraction(7, 2), Fraction(7, 2))
+    Fraction(7, 2)
+    """
+    if lo > hi:
+        raise ValueError(f"empty interval [{lo}, {hi}]")
+    a, b, c, e = lo.numerator, lo.denominator, hi.numerator, hi.denominator
+    width = hi - lo
+    if width > 0:
+        shift = max(0, 4 - math.floor(math.log2(width)))
+        a, b = (a << shift) // b, 1 << shift  # floor(lo·2^s) / 2^s
+        c, e = -((-c << shift) // e), 1 << shift  # ceil(hi·2^s) / 2^s
+    if a <= 0 <= c:
+        return Fraction(0)
+    if c < 0:
+        p, q = _simplest_positive(-c, e, -a, b)
+        return Fraction(-p, q)
+    p, q = _simplest_positive(a, b, c, e)
+    return Fraction(p, q)
+
+
+def _simplest_positive(a: int, b: int, c: int, e: int) -> tuple[int, int]:
+    """Simplest rational in ``[a/b, c/e]`` with ``0 < a/b <= c/e``, as ``(p, q)``.
+
+    Continued fractions on integer pairs: no gcd is ever taken.
+    """
+    terms = []
+    while True:
+        t = -(-a // b)  # ceil(a/b)
+        if t * e <= c:
+            terms.append(t)
+            break
+        f = t - 1  # floor(a/b), as a/b is not an integer here
+        terms.append(f)
+        # [a/b, c/e] - f, inverted: [e/(c - f e), b/(a - f b)]
+        a, b, c, e = e, c - f * e, b, a - f * b
+    p, q = terms[-1], 1
+    for t in reversed(terms[:-1]):
+        p, q = t * p + q, p
+    return p, q

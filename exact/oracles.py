@@ -1,0 +1,350 @@
+"""Oracles: black boxes that answer value queries, count them and keep a transcript.
+
+Every oracle answers ``query(X)`` with ``f(X)`` and counts queries *per instance*.
+It records the longest sequence asked and a transcript of ``(X, answer)`` pairs that
+can be replayed (:mod:`exact.certify`) and serialised (:mod:`exact.io`).  An
+optional ``budget`` makes the oracle raise :class:`QueryBudgetExceeded` instead of
+answering past it.
+
+Oracles
+-------
+:class:`ExactOracle`
+    Exact real answers (:class:`ExactAnswer`) for a model with rational parameters:
+    refinable to any precision as rigorous balls; refinement is not a new query.
+:class:`CallableOracle`
+    Wraps any Python function ``X -> number`` (float, mpmath ``mpf``, Fraction,
+    sympy number, a 0-d torch tensor...) with a declared absolute accuracy.  This is
+    how the library is pointed at a real model.
+:class:`FloatOracle`
+    float64 answers of a model evaluated with numpy, vectorised over batches.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Callable
+
+import numpy as np
+from flint import arb, ctx, fmpq
+
+from .errors import InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
+from .expfield import ExpRatio
+from .numbers import to_fmpq, to_fraction
+from .sequences import Sequence, as_sequence
+
+__all__ = [
+    "Oracle",
+    "ExactOracle",
+    "CallableOracle",
+    "FloatOracle",
+    "ExactAnswer",
+    "Query",
+    "answer_ball",
+]
+
+
+class ExactAnswer:
+    """The exact real answer of an exact oracle.
+
+    Learners read it only through :meth:`ball` (a rigorous ``arb`` ball at any
+    precision; refining is *not* a new query), :meth:`sympy` and ``float()``.  Its
+    exp-polynomial form is reserved for :mod:`exact.certify`.
+    """
+
+    __slots__ = ("__form", "_cache")
+
+    def __init__(self, form: ExpRatio):
+        self.__form = form
+        self._cache: tuple[int, arb] | None = None
+
+    def ball(self, prec: int) -> arb:
+        """A rigorous ball containing the answer, computed at ``prec`` bits."""
+        if self._cache is not None and self._cache[0] >= prec:
+            return self._cache[1]
+        b = self.__form.ball(prec)
+        self._cache = (prec, b)
+        return b
+
+    def sympy(self):
+        """The answer as an exact sympy expression (sums of ``c·exp(q)``)."""
+        return self.__form.sympy()
+
+    def __float__(self) -> float:
+        return float(self.ball(64).mid())
+
+    def _exp_form(self) -> ExpRatio:
+        # Internal: the exp-polynomial normal form, for certificates only.
+        return self.__form
+
+    def __repr__(self) -> str:
+        with ctx.workprec(64):
+            return f"ExactAnswer({self.ball(64).str(15, radius=False)}...)"
+
+
+def answer_ball(answer, prec: int, error: Fraction = Fraction(0)) -> arb:
+    """A rigorous ball for an answer: exact answers are refined, others widened by ``error``."""
+    if isinstance(answer, ExactAnswer):
+        return answer.ball(prec)
+    q = answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer")
+    with ctx.workprec(prec):
+        b = arb(fmpq(q.numerator, q.denominator))
+        if error:
+            b += arb(0, rad=arb(to_fmpq(error)).upper())
+        return b
+
+
+@dataclass(frozen=True)
+class Query:
+    """One transcript entry: the sequence asked and the answer given."""
+
+    X: Sequence
+    answer: Any
+
+
+class Oracle:
+    """Base class: counting, budget, transcript, input validation.
+
+    Subclasses implement ``_answer(seq)`` (and may override ``_answer_batch``).
+
+    Attributes
+    ----------
+    d : int
+        Token dimension.
+    exact : bool
+        Whether answers are exact reals (:class:`ExactAnswer`).
+    accuracy : Fraction
+        Declared absolute accuracy of each answer (0 for exact oracles).
+    rtol : Fraction
+        Declared relative accuracy; an answer ``y`` is within
+        ``accuracy + rtol·|y|`` of ``f(X)`` (see :meth:`error_bound`).
+    """
+
+    exact = False
+
+    def __init__(self, d: int, *, budget: int | None = None, accuracy=0, rtol=0):
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
+        if budget is not None and (not isinstance(budget, int) or budget < 0):
+            raise ValueError(f"budget: expected a non-negative integer or None, got {budget!r}")
+        acc = to_fraction(accuracy, name="accuracy")
+        if acc < 0:
+            raise InvalidNumber(f"accuracy: expected a non-negative bound, got {accuracy!r}")
+        rel = to_fraction(rtol, name="rtol")
+        if rel < 0:
+            raise InvalidNumber(f"rtol: expected a non-negative bound, got {rtol!r}")
+        self.d = d
+        self.budget = budget
+        self.accuracy = acc
+        self.rtol = rel
+        self._count = 0
+        self._max_length = 0
+        self._transcript: list[Query] = []
+
+    # -- bookkeeping ---------------------------------------------------------------
+
+    @property
+    def count(self) -> int:
+        """Queries answered so far by this instance."""
+        return self._count
+
+    @property
+    def max_length(self) -> int:
+        """The longest sequence asked so far (0 before any query)."""
+        return self._max_length
+
+    @property
+    def transcript(self) -> tuple[Query, ...]:
+        """Every ``(X, answer)`` pair, in order."""
+        return tuple(self._transcript)
+
+    @property
+    def remaining(self) -> int | None:
+        """Queries left in the budget (``None`` if unlimited)."""
+        return None if self.budget is None else self.budget - self._count
+
+    def error_bound(self, answer) -> Fraction:
+        """The declared bound on ``|answer - f(X)|``: ``accuracy + rtol·|answer|`` (0 if exact)."""
+        if isinstance(answer, ExactAnswer):
+            return Fraction(0)
+        if not self.rtol:
+            return self.accuracy
+        return self.accuracy + self.rtol * abs(to_fraction(answer, name="answer"))
+
+    def require(self, n: int, *, what: str = "this learner") -> None:
+        """Raise :class:`QueryBudgetExceeded` now if ``n`` more queries do not fit the budget."""
+        if self.budget is not None and self._count + n > self.budget:
+            raise QueryBudgetExceeded(
+                f"{what} needs {n} more queries, but the oracle's budget allows {self.budget - self._count} "
+                f"(budget={self.budget}, used={self._count})"
+            )
+
+    # -- asking ----------------------------------------------------------------------
+
+    def query(self, X):
+        """Answer one value query ``f(X)``; ``X`` is an ``N × d`` array-like or a Sequence."""
+        return self.query_batch([X])[0]
+
+    def query_batch(self, Xs) -> list:
+        """Answer several queries (each counted); returns the answers in order."""
+        seqs = [as_sequence(X, d=self.d) for X in Xs]
+        self.require(len(seqs), what="this batch")
+        answers = self._answer_batch(seqs)
+        for seq, a in zip(seqs, answers):
+            self._count += 1
+            self._max_length = max(self._max_length, seq.length)
+            self._transcript.append(Query(seq, a))
+        return answers
+
+    def _answer_batch(self, seqs: list[Sequence]) -> list:
+        return [self._answer(s) for s in seqs]
+
+    def _answer(self, seq: Sequence):
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(d={self.d}, count={self._count}, budget={self.budget})"
+
+
+class ExactOracle(Oracle):
+    """Exact answers of a model with rational parameters.
+
+    Parameters
+    ----------
+    model : SingleHead (or any model with ``d`` and ``exact(X) -> ExpRatio``)
+    budget : int, optional
+
+    Examples
+    --------
+    >>> from exact.models import SingleHead
+    >>> o = ExactOracle(SingleHead([[1]], ["1/2"]))
+    >>> y = o.query([[3]])
+    >>> o.count, float(y)
+    (1, 1.5)
+    """
+
+    exact = True
+
+    def __init__(self, model, *, budget: int | None = None):
+        super().__init__(model.d, budget=budget)
+        self.__model = model
+
+    def _answer(self, seq: Sequence) -> ExactAnswer:
+        return ExactAnswer(self.__model.exact(seq))
+
+
+class CallableOracle(Oracle):
+    """Wrap any Python function ``X -> number`` as an oracle with a declared accuracy.
+
+    Parameters
+    ----------
+    fn : callable
+        Called with one sequence.  Its answer may be a float, int, Fraction, mpmath
+        ``mpf``, sympy number, numpy scalar or a one-element torch tensor; it is
+        taken at its exact value.
+    d : int
+        Token dimension.
+    accuracy : number
+        Declared bound on ``|answer - f(X)|``.  Certificates from this oracle are of
+        the weaker kind "consistent within accuracy".
+    inputs : {"numpy", "fractions"}
+        How ``X`` is passed: an ``N × d`` float64 array (entries rounded to float64;
+        the transcript records the rounded sequence actually sent), or a list of
+        lists of Fractions.
+    budget : int, optional
+
+    Examples
+    --------
+    >>> o = CallableOracle(lambda X: float(X[-1].sum()), d=2, accuracy="1e-15")
+    >>> o.query([[1, 2], [3, 4]])
+    Fraction(7, 1)
+    """
+
+    def __init__(
+        self, fn: Callable, *, d: int, accuracy, rtol=0, inputs: str = "numpy", budget: int | None = None
+    ):
+        super().__init__(d, budget=budget, accuracy=accuracy, rtol=rtol)
+        if not callable(fn):
+            raise TypeError(f"fn: expected a callable X -> number, got {type(fn).__name__}")
+        if inputs not in ("numpy", "fractions"):
+            raise ValueError(f"inputs: expected 'numpy' or 'fractions', got {inputs!r}")
+        self._fn = fn
+        self._inputs = inputs
+
+    def query_batch(self, Xs) -> list:
+        if self._inputs == "numpy":
+            Xs = [self._as_sent(as_sequence(X, d=self.d)) for X in Xs]
+        return super().query_batch(Xs)
+
+    def _as_sent(self, seq: Sequence) -> Sequence:
+        """The sequence after rounding to float64, which is what ``fn`` really sees."""
+        if all(q.denominator & (q.denominator - 1) == 0 and float(q) == q for r in seq.rows for _, q in r):
+            return seq
+        return Sequence.from_rows(seq.to_numpy())
+
+    def _answer(self, seq: Sequence) -> Fraction:
+        X = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
+        y = self._fn(X)
+        return self._check(y, seq)
+
+    def _check(self, y, seq) -> Fraction:
+        try:
+            return to_fraction(y, name="answer")
+        except InvalidNumber as e:
+            raise OracleInconsistent(
+                f"the oracle answered {y!r} to query #{self._count + 1} (length {seq.length}): {e}"
+            ) from None
+
+
+class FloatOracle(CallableOracle):
+    """float64 answers of a single head evaluated with numpy, vectorised over batches.
+
+    Parameters
+    ----------
+    model : SingleHead, or a pair ``(W, v)`` of float arrays
+    accuracy, rtol : number
+        Declared absolute and relative accuracy.  The default, ``rtol = 2**-48``,
+        allows a few dozen ulps of float64 rounding in the softmax.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> o = FloatOracle((np.eye(2), np.ones(2)))
+    >>> o.query([[1, 0], [0, 1]])
+    1.0
+    """
+
+    def __init__(self, model, *, accuracy=0, rtol=Fraction(1, 2**48), budget: int | None = None):
+        if isinstance(model, tuple):
+            W, v = (np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))
+        else:
+            W, v = model.to_numpy()
+        if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
+            raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
+        if not (np.isfinite(W).all() and np.isfinite(v).all()):
+            raise InvalidNumber("model: W and v must be finite")
+        from .models import evaluate_float
+
+        self._W, self._v = W, v
+        super().__init__(
+            lambda X: evaluate_float(W, v, X), d=W.shape[0], accuracy=accuracy, rtol=rtol, budget=budget
+        )
+
+    def _answer_batch(self, seqs: list[Sequence]) -> list:
+        from .models import evaluate_float
+
+        out: list = [None] * len(seqs)
+        by_len: dict[int, list[int]] = {}
+        for i, s in enumerate(seqs):
+            by_len.setdefault(s.length, []).append(i)
+        for idx in by_len.values():
+            X = np.stack([seqs[i].to_numpy() for i in idx])
+            ys = evaluate_float(self._W, self._v, X)
+            if not np.isfinite(ys).all():
+                raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
+            for i, y in zip(idx, ys.tolist()):
+                out[i] = y
+        return out
+
+    def _answer(self, seq: Sequence) -> float:
+        return self._answer_batch([seq])[0]

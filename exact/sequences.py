@@ -1,0 +1,156 @@
+"""Exact token sequences, the inputs of every query.
+
+A :class:`Sequence` holds ``N >= 1`` tokens of dimension ``d`` with exact rational
+entries, stored sparsely (most learner probes are basis vectors).  The last token is
+the query token.  Anything array-like is validated and converted by
+:meth:`Sequence.from_rows`; learners build probes directly with
+:meth:`Sequence.sparse` and :meth:`Sequence.basis`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from .errors import ShapeError
+from .numbers import format_rational, to_fraction
+
+__all__ = ["Sequence", "as_sequence"]
+
+Row = tuple  # tuple[tuple[int, Fraction], ...]: sorted (index, nonzero value) pairs
+
+
+@dataclass(frozen=True)
+class Sequence:
+    """``N`` tokens in ``Q^d``; ``rows[i]`` lists the nonzero ``(index, value)`` pairs of token i.
+
+    Examples
+    --------
+    >>> X = Sequence.from_rows([[1, "1/2"], [0, 3]])
+    >>> X.length, X.d, X.dense()[0]
+    (2, 2, [Fraction(1, 1), Fraction(1, 2)])
+    >>> Sequence.sparse(3, [{0: 1, 2: 1}, {2: 1}]) == Sequence.from_rows([[1, 0, 1], [0, 0, 1]])
+    True
+    """
+
+    d: int
+    rows: tuple
+
+    def __post_init__(self):
+        if not isinstance(self.d, int) or self.d < 1:
+            raise ShapeError(f"sequence: expected a token dimension d >= 1, got {self.d!r}")
+        if len(self.rows) < 1:
+            raise ShapeError("sequence: expected at least one token (N >= 1), got none")
+
+    @classmethod
+    def from_rows(cls, rows, *, d: int | None = None, name: str = "X") -> "Sequence":
+        """Validate and convert an ``N × d`` array-like of real numbers.
+
+        Raises
+        ------
+        ShapeError
+            If the rows are not all of length ``d``, or there are none.
+        InvalidNumber
+            If an entry is NaN, infinite or not a number.
+        """
+        if isinstance(rows, Sequence):
+            if d is not None and rows.d != d:
+                raise ShapeError(f"{name}: expected tokens of dimension d={d}, got d={rows.d}")
+            return rows
+        if isinstance(rows, np.ndarray):
+            if rows.ndim != 2:
+                raise ShapeError(f"{name}: expected an N×d array, got shape {rows.shape}")
+            rows = rows.tolist() if rows.dtype.kind in "fiu" else list(rows)
+        try:
+            rows = [list(r) for r in rows]
+        except TypeError:
+            raise ShapeError(f"{name}: expected a list of tokens (an N×d array), got {type(rows).__name__}") from None
+        if not rows:
+            raise ShapeError(f"{name}: expected at least one token (N >= 1), got none")
+        width = len(rows[0]) if d is None else d
+        out = []
+        for i, r in enumerate(rows):
+            if len(r) != width:
+                raise ShapeError(f"{name}: expected every token to have d={width} entries, token {i} has {len(r)}")
+            pairs = []
+            for j, x in enumerate(r):
+                q = to_fraction(x, name=f"{name}[{i}][{j}]")
+                if q:
+                    pairs.append((j, q))
+            out.append(tuple(pairs))
+        return cls(width, tuple(out))
+
+    @classmethod
+    def sparse(cls, d: int, rows) -> "Sequence":
+        """Build from ``{index: value}`` mappings (one per token), values exact.
+
+        Values must already be exact (int or Fraction); this is the fast path used by
+        learners.
+        """
+        out = []
+        for r in rows:
+            pairs = []
+            for j in sorted(r):
+                if not 0 <= j < d:
+                    raise ShapeError(f"sequence: index {j} out of range for d={d}")
+                q = r[j] if isinstance(r[j], Fraction) else to_fraction(r[j])
+                if q:
+                    pairs.append((j, q))
+            out.append(tuple(pairs))
+        return cls(d, tuple(out))
+
+    @classmethod
+    def basis(cls, d: int, i: int) -> "Sequence":
+        """The one-token sequence ``[e_i]``."""
+        return cls.sparse(d, [{i: 1}])
+
+    @property
+    def length(self) -> int:
+        """The number of tokens ``N``."""
+        return len(self.rows)
+
+    def dense(self) -> list:
+        """The tokens as an ``N × d`` list of lists of Fractions."""
+        out = []
+        for r in self.rows:
+            row = [Fraction(0)] * self.d
+            for j, q in r:
+                row[j] = q
+            out.append(row)
+        return out
+
+    def to_numpy(self, dtype=np.float64) -> np.ndarray:
+        """The tokens as an ``N × d`` float array (rounded to ``dtype``)."""
+        a = np.zeros((self.length, self.d), dtype=dtype)
+        for i, r in enumerate(self.rows):
+            for j, q in r:
+                a[i, j] = q.numerator / q.denominator if dtype is np.float64 else float(q)
+        return a
+
+    def __neg__(self) -> "Sequence":
+        return Sequence(self.d, tuple(tuple((j, -q) for j, q in r) for r in self.rows))
+
+    def to_json(self) -> dict:
+        """Sparse JSON: ``{"d": d, "rows": [{"index": "p/q", ...}, ...]}``."""
+        return {"d": self.d, "rows": [{str(j): format_rational(q) for j, q in r} for r in self.rows]}
+
+    @classmethod
+    def from_json(cls, data) -> "Sequence":
+        if isinstance(data, dict) and set(data) == {"d", "rows"}:
+            d = data["d"]
+            if not isinstance(d, int) or isinstance(d, bool):
+                raise ShapeError(f"sequence: expected an integer d, got {d!r}")
+            rows = []
+            for r in data["rows"]:
+                if not isinstance(r, dict) or not all(isinstance(k, str) and k.isdigit() for k in r):
+                    raise ShapeError(f"sequence: expected rows as {{index: value}} objects, got {r!r}")
+                rows.append({int(k): to_fraction(v, name=f"X[{k}]") for k, v in r.items()})
+            return cls.sparse(d, rows)
+        return cls.from_rows(data)
+
+
+def as_sequence(X, *, d: int | None = None) -> Sequence:
+    """Return ``X`` as a validated :class:`Sequence` of token dimension ``d``."""
+    return Sequence.from_rows(X, d=d)
