@@ -30,18 +30,24 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from flint import arb, ctx
+from flint import arb, ctx, fmpq
 
 from .certify import answer_equals
 from .errors import OracleInconsistent, PrecisionInsufficient
 from .expfield import ExpPoly, ExpRatio
 from .grids import Grid, certifiable_grids, parse_grid
-from .numbers import ball_interval, simplest_between, to_fmpq
+from .numbers import ball_interval, floor_log2, simplest_between, simplest_in_ball, to_fmpq, to_fraction
 from .oracles import ExactAnswer, answer_ball
 
 __all__ = ["Measurement", "Arithmetic", "SymbolicArithmetic", "CertifiedArithmetic", "FloatArithmetic", "get_arithmetic", "MODES"]
 
 MODES = ("certified", "symbolic", "float")
+
+#: Certified mode without a grid gives up on a number once the simplest rationals in
+#: its ball are this many bits tall and still do not reproduce the answer: a rational
+#: parameter that tall (a 2000-bit denominator) is not a realistic model parameter,
+#: while answers that are not of the assumed form would otherwise be refined forever.
+MAX_HEIGHT_BITS = 4096
 
 
 @dataclass(frozen=True)
@@ -53,9 +59,10 @@ class Measurement:
     scale: Fraction = Fraction(1)
 
 
-def primitive_form(base: Fraction, slope: Fraction, logit: Fraction) -> ExpRatio:
-    """The exact value ``base + slope·σ(logit)`` as an exp-ratio."""
-    return ExpRatio(ExpPoly([(base, 0), (base + slope, logit)]), ExpPoly([(1, 0), (1, logit)]))
+def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:
+    """The exact value ``base + slope·σ(logit)`` as an exp-ratio (``fmpq`` arguments)."""
+    zero, one = fmpq(0), fmpq(1)
+    return ExpRatio(ExpPoly._raw([(zero, base), (logit, base + slope)]), ExpPoly._raw([(zero, one), (logit, one)]))
 
 
 class Arithmetic:
@@ -255,8 +262,13 @@ class CertifiedArithmetic(Arithmetic):
 
     # logits -----------------------------------------------------------------------
 
-    def _logit_ball(self, answer, meas: Measurement, prec: int, what: str) -> arb | None:
-        """A ball for ℓ, or None if ``prec`` is too low to keep α away from 0 and 1."""
+    def _logit_ball(self, answer, meas: Measurement, prec: int, what: str, want: int | None = None):
+        """A ball for ℓ and the bits the answer resolved, or ``(None, 0)`` if α is not yet inside (0, 1).
+
+        ``want`` caps the relative precision of the log: the odds may be known to far
+        more bits than identification needs (at a logit of 10^6 the answer needs ~1.4M
+        bits), and both the log and the rational search would pay for all of them.
+        """
         with ctx.workprec(prec):
             y = self._ball(answer, prec)
             alpha = (y - arb(to_fmpq(meas.base))) / arb(to_fmpq(meas.slope))
@@ -266,20 +278,34 @@ class CertifiedArithmetic(Arithmetic):
                     "the oracle is not a single softmax head"
                 )
             if not (alpha > 0 and alpha < 1):
-                return None
-            ell = (alpha / (1 - alpha)).log()
-            return ell if ell.is_finite() else None
+                return None, 0
+            odds = alpha / (1 - alpha)
+        resolved = odds.rel_accuracy_bits()
+        bits = max(64, min(prec, resolved if want is None else min(resolved, want)) + 32)
+        with ctx.workprec(bits):
+            ell = odds.log()
+        return (ell, resolved) if ell.is_finite() else (None, 0)
 
-    def _exact_logit(self, answer, meas: Measurement, what: str) -> Fraction:
-        prec = self.prec0
+    def _exact_logit(self, answer, meas: Measurement, what: str) -> fmpq:
+        prec, want = self.prec0, 64
+        base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
         while True:
-            ell = self._logit_ball(answer, meas, prec, what)
+            ell, resolved = self._logit_ball(answer, meas, prec, what, want)
             lo = hi = None
             if ell is not None:
-                lo, hi = ball_interval(ell)
-                cand = simplest_between(lo, hi)
-                if answer_equals(answer, primitive_form(meas.base, meas.slope, cand)):
+                cand = simplest_in_ball(ell)
+                if answer_equals(answer, primitive_form(base, slope, cand)):
                     return cand
+                if resolved > 2 * want:  # the answer already holds more bits: use them first
+                    if want >= MAX_HEIGHT_BITS:
+                        raise PrecisionInsufficient(
+                            f"{what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
+                            f"though it is known to {resolved} bits: the oracle does not behave like a single "
+                            "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
+                        )
+                    want *= 2
+                    continue
+                lo, hi = ball_interval(ell)
             prec = self._next(prec, answer, what, lo, hi)
 
     def combine(self, answers, measurements, combos, names):
@@ -287,12 +313,13 @@ class CertifiedArithmetic(Arithmetic):
             ell: dict = {}
             out = []
             for combo, name in zip(combos, names):
-                total = Fraction(0)
+                total = fmpq(0)
                 for c, m in combo:
                     if m not in ell:
-                        ell[m] = self._exact_logit(answers[m], measurements[m], f"{name} (measurement #{m})")
-                    total += Fraction(c) * ell[m] / measurements[m].scale
-                out.append(total)
+                        meas = measurements[m]
+                        ell[m] = self._exact_logit(answers[m], meas, f"{name} (measurement #{m})") / to_fmpq(meas.scale)
+                    total += c * ell[m]
+                out.append(to_fraction(total))
             return out
         return [self._on_grid(answers, measurements, combo, name) for combo, name in zip(combos, names)]
 
@@ -303,7 +330,7 @@ class CertifiedArithmetic(Arithmetic):
             lo = hi = None
             with ctx.workprec(prec):
                 for c, m in combo:
-                    ell = self._logit_ball(answers[m], measurements[m], prec, what)
+                    ell, _ = self._logit_ball(answers[m], measurements[m], prec, what)
                     if ell is None:
                         total = None
                         break
@@ -320,7 +347,7 @@ def _bits_to_resolve(error: Fraction) -> int:
     """Working precision beyond which an answer with this error bound stops sharpening."""
     if error <= 0:
         return 1 << 30
-    return max(64, 64 - math.floor(math.log2(error)))
+    return max(64, 64 - floor_log2(error))
 
 
 # -- float ---------------------------------------------------------------------------

@@ -23,14 +23,17 @@ from flint import arb, ctx
 
 from .errors import CertificateInvalid
 from .expfield import ExpRatio
-from .oracles import ExactAnswer, answer_ball
-from .numbers import to_fmpq, to_fraction
+from .oracles import ExactAnswer, Query, answer_ball
+from .sequences import Sequence
+from .numbers import floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
 
 __all__ = [
     "Certificate",
     "CheckReport",
     "check_transcript",
     "make_certificate",
+    "certificate_to_json",
+    "certificate_from_json",
     "answer_equals",
     "EXACT",
     "CONSISTENT",
@@ -127,7 +130,9 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
         if exact:
             ok = answer_equals(q.answer, model.exact(q.X))
         else:
-            ok = _consistent(q.answer, model.ball(q.X, prec=prec), _error(q.answer, accuracy, rtol), prec)
+            err = _error(q.answer, accuracy, rtol)
+            p = max(prec, 64 - floor_log2(err)) if err > 0 else prec  # resolve well below the error
+            ok = _consistent(q.answer, model.ball(q.X, prec=p), err, p)
         if not ok:
             failures.append(i)
     return CheckReport(
@@ -187,3 +192,66 @@ def make_certificate(model, transcript, accuracy=Fraction(0), rtol=Fraction(0)) 
     return Certificate(model, entries, CONSISTENT, Fraction(accuracy), Fraction(rtol))
 
 
+
+
+# -- JSON ------------------------------------------------------------------------------
+
+
+def _answer_to_json(answer) -> dict:
+    if isinstance(answer, ExactAnswer):
+        return {"exact": answer._exp_form().to_json()}
+    return {"value": format_rational(to_fraction(answer, name="answer"))}
+
+
+def _answer_from_json(data):
+    if isinstance(data, dict) and set(data) == {"exact"}:
+        return ExactAnswer(ExpRatio.from_json(data["exact"]))
+    if isinstance(data, dict) and set(data) == {"value"}:
+        return parse_rational(data["value"], name="answer")
+    raise ValueError(f"answer: expected {{'exact': ...}} or {{'value': 'p/q'}}, got {data!r}")
+
+
+def certificate_to_json(cert: Certificate) -> dict:
+    """The certificate as JSON: model, kind, accuracy and every ``(X, answer)`` pair.
+
+    Exact answers are stored in their exp-polynomial form ``{"num": [[c, q], ...],
+    "den": [...]}`` (value ``Σ c e^q / Σ c' e^q'``), so the check can be re-run
+    anywhere; rationals are ``"p/q"`` strings.
+    """
+    return {
+        "kind": "certificate",
+        "certificate_kind": cert.kind,
+        "accuracy": format_rational(cert.accuracy),
+        "rtol": format_rational(cert.rtol),
+        "model": cert.model.to_json(),
+        "transcript": [{"X": q.X.to_json(), "answer": _answer_to_json(q.answer)} for q in cert.transcript],
+    }
+
+
+def certificate_from_json(data, *, model_from_json) -> Certificate:
+    """Rebuild a certificate from :func:`certificate_to_json` output (no ``eval`` anywhere)."""
+    if not isinstance(data, dict) or data.get("kind") != "certificate":
+        raise ValueError("certificate: expected a JSON object with kind 'certificate'")
+    kind = data.get("certificate_kind")
+    if kind not in (EXACT, CONSISTENT):
+        raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {kind!r}")
+    transcript = data.get("transcript")
+    if not isinstance(transcript, list):
+        raise ValueError("certificate: expected a transcript list")
+    entries = tuple(
+        Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"]))
+        if isinstance(e, dict) and set(e) == {"X", "answer"}
+        else _bad_entry(e)
+        for e in transcript
+    )
+    return Certificate(
+        model_from_json(data.get("model")),
+        entries,
+        kind,
+        parse_rational(str(data.get("accuracy", "0")), name="accuracy"),
+        parse_rational(str(data.get("rtol", "0")), name="rtol"),
+    )
+
+
+def _bad_entry(e):
+    raise ValueError(f"certificate: expected transcript entries {{'X': ..., 'answer': ...}}, got {e!r}")

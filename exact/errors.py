@@ -16,6 +16,7 @@ __all__ = [
     "QueryBudgetExceeded",
     "OracleInconsistent",
     "CertificateInvalid",
+    "InvalidFormat",
 ]
 
 
@@ -52,3 +53,7 @@ class OracleInconsistent(ExactAttentionError, ValueError):
 
 class CertificateInvalid(ExactAttentionError, ValueError):
     """A certificate does not check: the result does not reproduce its transcript."""
+
+
+class InvalidFormat(ExactAttentionError, ValueError):
+    """A file or JSON document is not of the expected form."""

@@ -187,18 +187,25 @@ class ExpRatio:
         """
         shift = self.den.max_exponent()
         with ctx.workprec(prec):
-            exps: dict = {}
+            # e^(q - shift) for each exponent, computed once; looked up by linear scan
+            # (a handful of terms; fmpq hashing is slower than comparing).
+            cache: list = []
 
-            def total(p: ExpPoly) -> arb:
-                s = arb(0)
-                for q, c in p.terms:
-                    e = exps.get(q)
-                    if e is None:
-                        e = exps[q] = arb(q - shift).exp()
-                    s += e * c
-                return s
+            def exp_of(q):
+                for k, e in cache:
+                    if k == q:
+                        return e
+                e = _exp_scaled(q - shift, prec)
+                cache.append((q, e))
+                return e
 
-            return total(self.num) / total(self.den)
+            den = arb(0)
+            for q, c in self.den.terms:
+                den += exp_of(q) * c
+            num = arb(0)
+            for q, c in self.num.terms:
+                num += exp_of(q) * c
+            return num / den
 
     def sympy(self):
         """The exact sympy expression ``num/den``."""
@@ -215,6 +222,29 @@ class ExpRatio:
 
     def __repr__(self) -> str:
         return f"ExpRatio({self.num!r}, {self.den!r})"
+
+
+_LOG2E = 1.4426950408889634
+_ONE = arb(1)
+
+
+def _exp_scaled(x: fmpq, prec: int) -> arb:
+    """``e^x`` to *absolute* accuracy about ``2^-prec`` (relative accuracy for ``x >= 0``).
+
+    A tiny ``e^x`` (``x`` very negative) needs only ``prec + x·log2(e)`` relative bits
+    to be known to ``2^-prec`` absolutely, plus the bits of ``|x|`` lost when ``x`` is
+    rounded; computing it at full precision would cost far more for nothing.
+    """
+    if x >= 0:
+        return _ONE if x == 0 else arb(x).exp()
+    xf = float(x.p) / float(x.q) if x.p.bit_length() < 1000 and x.q.bit_length() < 1000 else float(x.p // x.q)
+    bits = int(prec + xf * _LOG2E) + max(int(-xf), 1).bit_length() + 16
+    if bits < 32:
+        bits = 32
+    if bits >= prec:
+        return arb(x).exp()
+    with ctx.workprec(bits):
+        return arb(x).exp()
 
 
 def _merge(pairs: list) -> tuple:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .errors import OracleInconsistent, PrecisionInsufficient
+from .numbers import floor_log2
 
 __all__ = [
     "Grid",
@@ -143,7 +144,7 @@ class FloatGrid(Grid):
 
     def ulp(self, x: Fraction) -> Fraction:
         """Spacing of the grid at ``x`` (the distance to the next point away from zero)."""
-        e = self.emin if x == 0 else max(self.emin, _floor_log2(abs(x)))
+        e = self.emin if x == 0 else max(self.emin, floor_log2(abs(x)))
         return Fraction(2) ** (e - self.precision + 1)
 
     def round(self, x: Fraction) -> Fraction | None:
@@ -154,16 +155,6 @@ class FloatGrid(Grid):
         if abs(g) > self.max_value:
             return None
         return g
-
-
-def _floor_log2(x: Fraction) -> int:
-    """floor(log2(x)) for a positive rational, exactly."""
-    e = x.numerator.bit_length() - x.denominator.bit_length()
-    if Fraction(2) ** e > x:
-        e -= 1
-    if Fraction(2) ** (e + 1) <= x:
-        e += 1
-    return e
 
 
 FLOAT16 = FloatGrid("float16", 11, -14, 15)
@@ -223,7 +214,7 @@ def certifiable_grids(width: Fraction, value: Fraction) -> str:
     q = math.isqrt(int(1 / (2 * width)))
     if q >= 1:
         parts.append(f"rational:Q for Q <= {q}")
-    k = -_floor_log2(width) - 1
+    k = -floor_log2(width) - 1
     if k >= 0:
         parts.append(f"dyadic:k for k <= {k}")
     parts += [g.name for g in _FLOATS.values() if g.ulp(value) / 2 > width]

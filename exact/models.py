@@ -167,7 +167,8 @@ class SingleHead:
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
         s, c = self.scores(X)
-        return ExpRatio(ExpPoly(zip(c, s)), ExpPoly((1, si) for si in s))
+        one = fmpq(1)
+        return ExpRatio(ExpPoly._raw(list(zip(s, c))), ExpPoly._raw([(si, one) for si in s]))
 
     def ball(self, X, *, prec: int = 128):
         """A rigorous ``arb`` ball for ``f(X)`` at ``prec`` bits."""

@@ -28,6 +28,8 @@ __all__ = [
     "parse_rational",
     "ball_interval",
     "simplest_between",
+    "simplest_in_ball",
+    "floor_log2",
 ]
 
 
@@ -90,9 +92,7 @@ def to_fraction(x, *, name: str = "value") -> Fraction:
             return Fraction(int(x))
         if isinstance(x, numbers.Real):
             return _from_float(float(x), name)  # float16/32/64 embed exactly in float
-    if module == "mpmath" and hasattr(x, "man_exp"):
-        if not x.is_finite() if hasattr(x, "is_finite") else False:
-            raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+    if module == "mpmath" and hasattr(x, "_mpf_"):
         return _from_mpf(x, name)
     if module == "sympy":
         return _from_sympy(x, name)
@@ -117,8 +117,9 @@ def _from_mpf(x, name: str) -> Fraction:
         raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
     if isinstance(x, mpmath.mpc):
         raise InvalidNumber(f"{name}: expected a real number, got the complex {x}")
-    man, exp = x.man_exp
-    return Fraction(int(man)) * (Fraction(2) ** int(exp))
+    sign, man, exp, _ = x._mpf_  # mpmath's own (sign, mantissa, exponent, bits)
+    q = Fraction(int(man)) * (Fraction(2) ** int(exp))
+    return -q if sign else q
 
 
 def _from_sympy(x, name: str) -> Fraction:
@@ -172,6 +173,20 @@ def to_fmpq(q: Fraction) -> fmpq:
     return fmpq(q.numerator, q.denominator)
 
 
+def floor_log2(x: Fraction) -> int:
+    """``floor(log2(x))`` for a positive rational, exactly (no float over/underflow).
+
+    >>> floor_log2(Fraction(1, 3)), floor_log2(Fraction(8)), floor_log2(Fraction(1, 2**5000))
+    (-2, 3, -5000)
+    """
+    n, d = x.numerator, x.denominator
+    e = n.bit_length() - d.bit_length()
+    # now 2^(e-1) < n/d < 2^(e+1)
+    if (n << -e if e < 0 else n) < (d << e if e > 0 else d):
+        e -= 1
+    return e
+
+
 def _dyadic(man_exp) -> Fraction:
     man, exp = man_exp
     man, exp = int(man), int(exp)
@@ -201,6 +216,26 @@ def ball_interval(ball: arb) -> tuple[Fraction, Fraction]:
     return mid - rad, mid + rad
 
 
+def simplest_in_ball(ball: arb) -> fmpq:
+    """The simplest rational in a finite ball (widened as in :func:`simplest_between`), as ``fmpq``.
+
+    Works on the ball's integer mantissas directly: the hot path of certified mode.
+
+    >>> simplest_in_ball(arb(fmpq(1, 3)))
+    1/3
+    """
+    if not ball.is_finite():
+        raise InvalidNumber(f"expected a finite ball, got {ball}")
+    m, e = ball.mid().man_exp()
+    r, f = ball.rad().man_exp()
+    m, e, r, f = int(m), int(e), int(r), int(f)
+    k = max(0, -e, -f)
+    mid, rad = m << (e + k), r << (f + k)
+    den = 1 << k
+    p, q = _simplest_ints(mid - rad, den, mid + rad, den)
+    return fmpq(p, q)
+
+
 def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     """Return the simplest rational in the closed interval ``[lo, hi]``, widened slightly.
 
@@ -224,19 +259,23 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     """
     if lo > hi:
         raise ValueError(f"empty interval [{lo}, {hi}]")
-    a, b, c, e = lo.numerator, lo.denominator, hi.numerator, hi.denominator
-    width = hi - lo
-    if width > 0:
-        shift = max(0, 4 - math.floor(math.log2(width)))
+    p, q = _simplest_ints(lo.numerator, lo.denominator, hi.numerator, hi.denominator)
+    return Fraction(p, q)
+
+
+def _simplest_ints(a: int, b: int, c: int, e: int) -> tuple[int, int]:
+    """Simplest rational in ``[a/b, c/e]`` (``b, e > 0``), after outward rounding, as ``(p, q)``."""
+    if c * b > a * e:  # positive width: round outward to a dyadic grid 16x finer than it
+        w = Fraction(c * b - a * e, b * e)
+        shift = max(0, 4 - floor_log2(w))
         a, b = (a << shift) // b, 1 << shift  # floor(lo·2^s) / 2^s
         c, e = -((-c << shift) // e), 1 << shift  # ceil(hi·2^s) / 2^s
     if a <= 0 <= c:
-        return Fraction(0)
+        return 0, 1
     if c < 0:
         p, q = _simplest_positive(-c, e, -a, b)
-        return Fraction(-p, q)
-    p, q = _simplest_positive(a, b, c, e)
-    return Fraction(p, q)
+        return -p, q
+    return _simplest_positive(a, b, c, e)
 
 
 def _simplest_positive(a: int, b: int, c: int, e: int) -> tuple[int, int]:
