@@ -1,0 +1,339 @@
+"""Tests for exact.expfield: exp-polynomials and their ratios, with exact equality."""
+
+import json
+from fractions import Fraction
+
+import mpmath
+import pytest
+import sympy
+from flint import arb, ctx, fmpq
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from exact.errors import InvalidNumber
+from exact.expfield import ExpPoly, ExpRatio
+from exact.numbers import ball_interval
+
+SETTINGS = settings(max_examples=50, deadline=None, derandomize=True)
+
+
+def E(*terms):
+    """ExpPoly from (coefficient, exponent) pairs."""
+    return ExpPoly(terms)
+
+
+def as_dict(p: ExpPoly) -> dict:
+    return {Fraction(int(q.p), int(q.q)): Fraction(int(c.p), int(c.q)) for q, c in p.terms}
+
+
+def mp_value(p_terms, dps=50):
+    """Independent mpmath value of Σ c·e^q from Fraction pairs."""
+    with mpmath.workdps(dps):
+        return mpmath.fsum(mpmath.mpf(c.numerator) / c.denominator * mpmath.exp(mpmath.mpf(q.numerator) / q.denominator) for c, q in p_terms)
+
+
+def contains_within(ball: arb, value_mpf, slack: Fraction) -> bool:
+    """Whether the mpmath value lies in the ball widened by ``slack`` (exact rational comparison)."""
+    lo, hi = ball_interval(ball)
+    sign, man, exp, _ = value_mpf._mpf_ if value_mpf != 0 else (0, 0, 0, 0)
+    v = Fraction(int(man)) * Fraction(2) ** int(exp)
+    v = -v if sign else v
+    return lo - slack <= v <= hi + slack
+
+
+small_q = st.fractions(min_value=-5, max_value=5, max_denominator=12)
+terms_st = st.lists(st.tuples(small_q, small_q), max_size=5)
+
+
+# -- ExpPoly normal form -------------------------------------------------------------------
+
+
+def test_merging_and_zero_dropping():
+    p = E((1, "1/2"), (2, 0), (-1, "1/2"))
+    assert p == E((2, 0))
+    assert p.terms == ((fmpq(0), fmpq(2)),)
+    assert repr(p) == "ExpPoly([(2, 0)])"
+    assert E((1, 1), (2, 1), (Fraction(1, 2), 1)).terms == ((fmpq(1), fmpq(7, 2)),)
+    assert E((0, 3)).is_zero()
+    assert E((1, 2), (-1, 2)).is_zero()
+    assert E().is_zero() and E() == E((0, 0))
+    assert not E((1, 0)).is_zero()
+
+
+def test_terms_sorted_by_exponent_and_inputs_taken_exactly():
+    p = E((1, 3), (2, "-1/2"), (3, 0))
+    assert [q for q, _ in p.terms] == [fmpq(-1, 2), fmpq(0), fmpq(3)]
+    assert E((1, "0.5")) == E((1, Fraction(1, 2))) == E((1, 0.5)) == E(("2/2", "1/2"))
+    assert E((1, "0.1")) != E((1, 0.1))  # the float is its binary value, not 1/10
+    assert p.max_exponent() == 3 and E().max_exponent() is None
+
+
+def test_constructor_rejects_bad_numbers():
+    with pytest.raises(InvalidNumber, match=r"expected a finite real number, got nan"):
+        E((float("nan"), 0))
+    with pytest.raises(InvalidNumber, match=r"got \"__import__\('os'\)\""):
+        E((1, "__import__('os')"))
+
+
+# -- arithmetic ---------------------------------------------------------------------------
+
+
+def dict_add(a, b):
+    out = dict(a)
+    for q, c in b.items():
+        out[q] = out.get(q, 0) + c
+    return {q: c for q, c in out.items() if c}
+
+
+def dict_mul(a, b):
+    out = {}
+    for q1, c1 in a.items():
+        for q2, c2 in b.items():
+            out[q1 + q2] = out.get(q1 + q2, 0) + c1 * c2
+    return {q: c for q, c in out.items() if c}
+
+
+@SETTINGS
+@given(terms_st, terms_st, small_q)
+def test_arithmetic_matches_independent_dict_model(t1, t2, s):
+    a, b = ExpPoly(t1), ExpPoly(t2)
+    da, db = as_dict(a), as_dict(b)
+    assert as_dict(a + b) == dict_add(da, db)
+    assert as_dict(a - b) == dict_add(da, {q: -c for q, c in db.items()})
+    assert as_dict(a * b) == dict_mul(da, db)
+    assert as_dict(a * s) == {q: c * s for q, c in da.items() if c * s}
+    assert as_dict(s * a) == as_dict(a * s)
+    assert as_dict(-a) == {q: -c for q, c in da.items()}
+    assert (a - a).is_zero()
+    assert a + b == b + a and a * b == b * a
+
+
+@SETTINGS
+@given(terms_st, terms_st, terms_st)
+def test_ring_laws(t1, t2, t3):
+    a, b, c = ExpPoly(t1), ExpPoly(t2), ExpPoly(t3)
+    assert a * (b + c) == a * b + a * c
+    assert (a * b) * c == a * (b * c)
+    assert a * ExpPoly.constant(1) == a
+    assert hash(a + b) == hash(b + a)
+
+
+def test_products_of_exponentials():
+    assert E((1, 1)) * E((1, -1)) == ExpPoly.constant(1)
+    assert E((2, "1/3")) * E((3, "1/6")) == E((6, "1/2"))
+    assert (E((1, 1)) + E((1, 0))) * (E((1, 1)) - E((1, 0))) == E((1, 2), (-1, 0))
+
+
+def test_equality_is_exact():
+    assert E((1, 1)) != E((Fraction(1) + Fraction(1, 10**30), 1))
+    assert E((1, 1)) != E((1, Fraction(1) + Fraction(1, 10**30)))
+    assert E((1, 0), (1, 1)) != E((1, 0))
+    assert E((1, 1)) != "e"
+
+
+def test_shifted():
+    p = E((2, 3), (4, 5))
+    assert p.shifted(fmpq(3), fmpq(2)) == E((1, 0), (2, 2))
+
+
+def test_sympy_form():
+    p = E((2, "1/3"), (-1, 0))
+    assert sympy.simplify(p.sympy() - (2 * sympy.exp(sympy.Rational(1, 3)) - 1)) == 0
+
+
+# -- ExpRatio equality -------------------------------------------------------------------
+
+
+def test_ratio_equal_across_representations():
+    a = ExpRatio(E((1, 1), (1, 2)), E((1, 1)))
+    b = ExpRatio(E((1, 0), (1, 1)), ExpPoly.constant(1))
+    assert a == b
+    assert ExpRatio(E((1, 3)), E((2, 3))) == ExpRatio.rational("1/2")
+    assert ExpRatio.rational(Fraction(3, 4)) == ExpRatio(E((3, 0)), E((4, 0)))
+
+
+@SETTINGS
+@given(terms_st, terms_st, terms_st)
+def test_ratio_unchanged_when_num_and_den_scaled_by_same_poly(tn, td, tm):
+    num, den, m = ExpPoly(tn), ExpPoly(td), ExpPoly(tm)
+    if den.is_zero() or m.is_zero():
+        return
+    r = ExpRatio(num, den)
+    assert ExpRatio(num * m, den * m) == r
+    assert r == ExpRatio(num * m, den * m)
+    assert ExpRatio(num * Fraction(-3, 7), den * Fraction(-3, 7)) == r
+
+
+def test_ratio_scaled_by_specific_poly():
+    num, den = E((2, "1/3"), (-5, 2)), E((1, 0), (1, "1/3"))
+    m = E((3, 0), (-1, "1/2"), (2, -7))
+    assert ExpRatio(num * m, den * m) == ExpRatio(num, den)
+
+
+def test_ratio_inequality_by_tiny_amount():
+    tiny = Fraction(1, 10**30)
+    num, den = E((2, "1/3"), (-5, 2)), E((1, 0), (1, "1/3"))
+    r = ExpRatio(num, den)
+    assert r != ExpRatio(E((2 + tiny, "1/3"), (-5, 2)), den)
+    assert r != ExpRatio(num, E((1, 0), (1 + tiny, "1/3")))
+    assert r != ExpRatio(num, E((1, 0), (1, Fraction(1, 3) + tiny)))
+    assert ExpRatio.rational(1) != ExpRatio.rational(1 + tiny)
+    # equal values with one representation scaled: not fooled into equality by normalisation
+    m = E((1, 0), (1, 1))
+    assert ExpRatio(num * m, den * m) != ExpRatio(num * m + E((tiny, 5)), den * m)
+
+
+def test_ratio_zero_denominator_and_hash():
+    with pytest.raises(ZeroDivisionError, match="^exp-ratio with a zero denominator$"):
+        ExpRatio(E((1, 0)), E())
+    with pytest.raises(TypeError):
+        hash(ExpRatio.rational(1))
+
+
+def test_normalized_keeps_value():
+    r = ExpRatio(E((2, 5), (1, 7)), E((-4, 5), (3, 6)))
+    n = r.normalized()
+    assert n == r
+    assert n.den.terms[0] == (fmpq(0), fmpq(1))
+
+
+# -- balls ---------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(st.lists(st.tuples(small_q, small_q), min_size=1, max_size=4), st.lists(st.tuples(small_q, small_q), min_size=1, max_size=4))
+def test_ratio_ball_contains_independent_mpmath_value(tn, td):
+    num, den = ExpPoly(tn), ExpPoly(td)
+    if den.is_zero():
+        return
+    with mpmath.workdps(50):
+        dval = mp_value([(Fraction(int(c.p), int(c.q)), Fraction(int(q.p), int(q.q))) for q, c in den.terms])
+        if abs(dval) < mpmath.mpf(10) ** -20:  # near-cancelling denominator: value ill-conditioned at 50 digits
+            return
+        nval = mp_value([(Fraction(int(c.p), int(c.q)), Fraction(int(q.p), int(q.q))) for q, c in num.terms])
+        value = nval / dval
+        slack = Fraction(1, 10**25) * (1 + abs(Fraction(str(mpmath.nstr(value, 20)))))
+    b = ExpRatio(num, den).ball(200)
+    assert b.is_finite()
+    assert contains_within(b, value, slack)
+    pb = num.ball(200)
+    assert contains_within(pb, nval, Fraction(1, 10**25) * (1 + abs(Fraction(mpmath.nstr(nval, 20)))))
+
+
+def test_ball_at_fixed_instance_is_tight_and_contains_value():
+    num, den = E((2, "1/3"), (Fraction(-5, 7), -2)), E((1, "1/3"), (1, "1/2"))
+    with mpmath.workdps(50):
+        value = (2 * mpmath.exp(mpmath.mpf(1) / 3) - mpmath.mpf(5) / 7 * mpmath.exp(-2)) / (
+            mpmath.exp(mpmath.mpf(1) / 3) + mpmath.exp(mpmath.mpf(1) / 2)
+        )
+    b = ExpRatio(num, den).ball(300)
+    lo, hi = ball_interval(b)
+    assert hi - lo < Fraction(1, 2**280)
+    assert contains_within(b, value, Fraction(1, 10**48))
+    assert not contains_within(b, value + mpmath.mpf(10) ** -45, Fraction(1, 10**48))
+
+
+@pytest.mark.parametrize("big", [10**6, -(10**6)])
+def test_huge_exponents_give_finite_balls(big):
+    # (e^big + e^-big) / e^big = 1 + e^(-2 big)
+    b = ExpRatio(E((1, big), (1, -big)), E((1, big))).ball(128)
+    assert b.is_finite()
+    lo, hi = ball_interval(b)
+    if big > 0:  # value in (1, 1 + 2^-1000)
+        assert hi >= 1 and lo <= 1 + Fraction(1, 2**1000) and hi - lo < Fraction(1, 2**100)
+    else:  # value 1 + e^(2·10^6): its log is 2·10^6 up to e^(-2·10^6)
+        with ctx.workprec(128):
+            assert b.log().overlaps(arb(2 * 10**6))
+            assert b.log().rad() < arb(2) ** -80
+    # 3e^big alone
+    b2 = ExpRatio(E((3, big)), ExpPoly.constant(1)).ball(128)
+    assert b2.is_finite()
+    with ctx.workprec(128):
+        assert (b2 / 3).log().overlaps(arb(big))
+    # e^big / (1 + e^big): a softmax weight, 1 or 0 up to e^(-10^6)
+    b3 = ExpRatio(E((1, big)), E((1, 0), (1, big))).ball(128)
+    assert b3.is_finite()
+    lo, hi = ball_interval(b3)
+    expected = 1 if big > 0 else 0
+    assert abs(lo - expected) < Fraction(1, 2**100) and abs(hi - expected) < Fraction(1, 2**100)
+
+
+def test_huge_negative_exponent_value_is_contained():
+    r = ExpRatio(E((1, -(10**6))), ExpPoly.constant(1))
+    b = r.ball(64)
+    assert b.is_finite()
+    with mpmath.workdps(30):
+        value = mpmath.exp(-(10**6))
+    assert value > 0
+    assert contains_within(b, value, Fraction(0))
+
+
+# -- JSON ------------------------------------------------------------------------------------
+
+
+@SETTINGS
+@given(terms_st, terms_st)
+def test_json_round_trip(tn, td):
+    num, den = ExpPoly(tn), ExpPoly(td)
+    assert ExpPoly.from_json(json.loads(json.dumps(num.to_json()))) == num
+    if den.is_zero():
+        return
+    r = ExpRatio(num, den)
+    back = ExpRatio.from_json(json.loads(json.dumps(r.to_json())))
+    assert back == r
+    assert back.num == r.num and back.den == r.den
+
+
+def test_json_form():
+    assert E((Fraction(-1, 2), 3), (2, "1/7")).to_json() == [["2", "1/7"], ["-1/2", "3"]]
+    assert ExpRatio.rational("3/4").to_json() == {"num": [["3/4", "0"]], "den": [["1", "0"]]}
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"a": 1}, "1", 1, None, [["1"]], [["1", "2", "3"]], [("1", "2")], ["1"]],
+)
+def test_exppoly_from_json_rejects_malformed_structure(data):
+    with pytest.raises(ValueError, match=r"^exp-polynomial: expected a list of \[coefficient, exponent\] pairs, got "):
+        ExpPoly.from_json(data)
+
+
+@pytest.mark.parametrize(
+    "pair, detail",
+    [
+        (["x", "0"], "got 'x'"),
+        (["1", "__import__('os')"], "got \"__import__\\('os'\\)\""),
+        ([True, "0"], "the boolean True"),
+        (["1", None], "got NoneType None"),
+        (["1/0", "0"], "got '1/0'"),
+    ],
+)
+def test_exppoly_from_json_rejects_bad_numbers(pair, detail):
+    with pytest.raises(InvalidNumber, match=detail):
+        ExpPoly.from_json([pair])
+
+
+@pytest.mark.parametrize(
+    "data",
+    [{"num": []}, {"den": []}, {"num": [], "den": [], "extra": 1}, [[], []], "x", None],
+)
+def test_expratio_from_json_rejects_malformed_structure(data):
+    with pytest.raises(ValueError, match=r"^exp-ratio: expected \{'num': \.\.\., 'den': \.\.\.\}, got "):
+        ExpRatio.from_json(data)
+
+
+def test_expratio_from_json_rejects_bad_inner_data():
+    with pytest.raises(ValueError, match=r"^exp-polynomial: expected a list"):
+        ExpRatio.from_json({"num": "1", "den": [["1", "0"]]})
+    with pytest.raises(InvalidNumber):
+        ExpRatio.from_json({"num": [["1", "0"]], "den": [["nan", "0"]]})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="BUG: a JSON exp-ratio with a zero denominator raises ZeroDivisionError, which is neither a "
+    "ValueError nor an ExactAttentionError (malformed data should be rejected like the other cases)",
+)
+def test_expratio_from_json_rejects_zero_denominator_as_value_error():
+    with pytest.raises(ValueError):
+        ExpRatio.from_json({"num": [["1", "0"]], "den": [["1", "0"], ["-1", "0"]]})
