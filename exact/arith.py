@@ -61,8 +61,18 @@ class Measurement:
 
 def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:
     """The exact value ``base + slope·σ(logit)`` as an exp-ratio (``fmpq`` arguments)."""
-    zero, one = fmpq(0), fmpq(1)
-    return ExpRatio(ExpPoly._raw([(zero, base), (logit, base + slope)]), ExpPoly._raw([(zero, one), (logit, one)]))
+    if logit == 0:
+        return ExpRatio(ExpPoly._raw([(_ZERO, 2 * base + slope)]), ExpPoly._raw([(_ZERO, _TWO)]))
+    lo, hi = (_ZERO, logit) if logit > 0 else (logit, _ZERO)
+    c_lo, c_hi = (base, base + slope) if logit > 0 else (base + slope, base)
+    num = ExpPoly.__new__(ExpPoly)
+    num._terms = tuple(t for t in ((lo, c_lo), (hi, c_hi)) if t[1] != 0)
+    den = ExpPoly.__new__(ExpPoly)
+    den._terms = ((lo, _ONE), (hi, _ONE))
+    return ExpRatio(num, den)
+
+
+_ZERO, _ONE, _TWO = fmpq(0), fmpq(1), fmpq(2)
 
 
 class Arithmetic:
@@ -262,35 +272,37 @@ class CertifiedArithmetic(Arithmetic):
 
     # logits -----------------------------------------------------------------------
 
-    def _logit_ball(self, answer, meas: Measurement, prec: int, what: str, want: int | None = None):
+    def _logit_ball(self, answer, base: fmpq, slope: fmpq, prec: int, what, want: int | None = None):
         """A ball for ℓ and the bits the answer resolved, or ``(None, 0)`` if α is not yet inside (0, 1).
 
         ``want`` caps the relative precision of the log: the odds may be known to far
         more bits than identification needs (at a logit of 10^6 the answer needs ~1.4M
         bits), and both the log and the rational search would pay for all of them.
         """
-        with ctx.workprec(prec):
-            y = self._ball(answer, prec)
-            alpha = (y - arb(to_fmpq(meas.base))) / arb(to_fmpq(meas.slope))
-            if alpha <= 0 or alpha >= 1:
-                raise OracleInconsistent(
-                    f"{what}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
-                    "the oracle is not a single softmax head"
-                )
+        old = ctx.prec
+        try:
+            ctx.prec = prec
+            y = answer.ball(prec) if isinstance(answer, ExactAnswer) else self._ball(answer, prec)
+            alpha = (y - base) / slope
             if not (alpha > 0 and alpha < 1):
+                if alpha <= 0 or alpha >= 1:
+                    raise OracleInconsistent(
+                        f"{_what(what)}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
+                        "the oracle is not a single softmax head"
+                    )
                 return None, 0
             odds = alpha / (1 - alpha)
-        resolved = odds.rel_accuracy_bits()
-        bits = max(64, min(prec, resolved if want is None else min(resolved, want)) + 32)
-        with ctx.workprec(bits):
+            resolved = odds.rel_accuracy_bits()
+            ctx.prec = max(64, min(prec, resolved if want is None else min(resolved, want)) + 32)
             ell = odds.log()
+        finally:
+            ctx.prec = old
         return (ell, resolved) if ell.is_finite() else (None, 0)
 
-    def _exact_logit(self, answer, meas: Measurement, what: str) -> fmpq:
+    def _exact_logit(self, answer, base: fmpq, slope: fmpq, what) -> fmpq:
         prec, want = self.prec0, 64
-        base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
         while True:
-            ell, resolved = self._logit_ball(answer, meas, prec, what, want)
+            ell, resolved = self._logit_ball(answer, base, slope, prec, what, want)
             lo = hi = None
             if ell is not None:
                 cand = simplest_in_ball(ell)
@@ -299,14 +311,14 @@ class CertifiedArithmetic(Arithmetic):
                 if resolved > 2 * want:  # the answer already holds more bits: use them first
                     if want >= MAX_HEIGHT_BITS:
                         raise PrecisionInsufficient(
-                            f"{what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
+                            f"{_what(what)}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
                             f"though it is known to {resolved} bits: the oracle does not behave like a single "
                             "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
                         )
                     want *= 2
                     continue
                 lo, hi = ball_interval(ell)
-            prec = self._next(prec, answer, what, lo, hi)
+            prec = self._next(prec, answer, _what(what), lo, hi)
 
     def combine(self, answers, measurements, combos, names):
         if self.grid is None:
@@ -315,10 +327,12 @@ class CertifiedArithmetic(Arithmetic):
             for combo, name in zip(combos, names):
                 total = fmpq(0)
                 for c, m in combo:
-                    if m not in ell:
+                    t = ell.get(m)
+                    if t is None:
                         meas = measurements[m]
-                        ell[m] = self._exact_logit(answers[m], meas, f"{name} (measurement #{m})") / to_fmpq(meas.scale)
-                    total += c * ell[m]
+                        base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
+                        t = ell[m] = self._exact_logit(answers[m], base, slope, (name, m)) / to_fmpq(meas.scale)
+                    total += c * t
                 out.append(to_fraction(total))
             return out
         return [self._on_grid(answers, measurements, combo, name) for combo, name in zip(combos, names)]
@@ -330,7 +344,8 @@ class CertifiedArithmetic(Arithmetic):
             lo = hi = None
             with ctx.workprec(prec):
                 for c, m in combo:
-                    ell, _ = self._logit_ball(answers[m], measurements[m], prec, what)
+                    meas = measurements[m]
+                    ell, _ = self._logit_ball(answers[m], to_fmpq(meas.base), to_fmpq(meas.slope), prec, what)
                     if ell is None:
                         total = None
                         break
@@ -341,6 +356,11 @@ class CertifiedArithmetic(Arithmetic):
                 if g is not None:
                     return g
             prec = self._next(prec, answers[combo[0][1]], what, lo, hi)
+
+
+def _what(what) -> str:
+    """Error-message name of a parameter: a string, or ``(name, measurement)`` built lazily."""
+    return what if isinstance(what, str) else f"{what[0]} (measurement #{what[1]})"
 
 
 def _bits_to_resolve(error: Fraction) -> int:

@@ -34,6 +34,8 @@ __all__ = [
     "make_certificate",
     "certificate_to_json",
     "certificate_from_json",
+    "transcript_to_json",
+    "transcript_from_json",
     "answer_equals",
     "EXACT",
     "CONSISTENT",
@@ -224,8 +226,29 @@ def certificate_to_json(cert: Certificate) -> dict:
         "accuracy": format_rational(cert.accuracy),
         "rtol": format_rational(cert.rtol),
         "model": cert.model.to_json(),
-        "transcript": [{"X": q.X.to_json(), "answer": _answer_to_json(q.answer)} for q in cert.transcript],
+        "transcript": transcript_to_json(cert.transcript),
     }
+
+
+def transcript_to_json(transcript) -> list:
+    """An oracle's transcript as JSON: ``[{"X": sequence, "answer": {...}}, ...]``.
+
+    Exact answers are written in exp-polynomial form (``{"exact": {"num": ..., "den": ...}}``),
+    others as ``{"value": "p/q"}``, so a transcript can be replayed anywhere.
+    """
+    return [{"X": q.X.to_json(), "answer": _answer_to_json(q.answer)} for q in transcript]
+
+
+def transcript_from_json(data) -> tuple:
+    """Rebuild transcript entries (:class:`~exact.oracles.Query`) from :func:`transcript_to_json`."""
+    if not isinstance(data, list):
+        raise ValueError("transcript: expected a list of {'X': ..., 'answer': ...} entries")
+    return tuple(
+        Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"]))
+        if isinstance(e, dict) and set(e) == {"X", "answer"}
+        else _bad_entry(e)
+        for e in data
+    )
 
 
 def certificate_from_json(data, *, model_from_json) -> Certificate:
@@ -235,15 +258,7 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
     kind = data.get("certificate_kind")
     if kind not in (EXACT, CONSISTENT):
         raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {kind!r}")
-    transcript = data.get("transcript")
-    if not isinstance(transcript, list):
-        raise ValueError("certificate: expected a transcript list")
-    entries = tuple(
-        Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"]))
-        if isinstance(e, dict) and set(e) == {"X", "answer"}
-        else _bad_entry(e)
-        for e in transcript
-    )
+    entries = transcript_from_json(data.get("transcript"))
     return Certificate(
         model_from_json(data.get("model")),
         entries,
@@ -254,4 +269,4 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
 
 
 def _bad_entry(e):
-    raise ValueError(f"certificate: expected transcript entries {{'X': ..., 'answer': ...}}, got {e!r}")
+    raise ValueError(f"transcript: expected entries {{'X': ..., 'answer': ...}}, got {e!r}")

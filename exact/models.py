@@ -135,18 +135,18 @@ class SingleHead:
     def scores(self, X) -> tuple[list, list]:
         """Exact scores ``s_i = x_iᵀ W x_N`` and token values ``vᵀ x_i`` (as ``fmpq``)."""
         seq = as_sequence(X, d=self.d)
-        last = seq.rows[-1]
+        rows = seq._fmpq_rows
+        last = rows[-1]
         if len(last) <= 4:
             Wq = self._Wq
-            lastq = [(b, to_fmpq(y)) for b, y in last]
 
             def wx(a):
                 row = Wq[a]
-                return sum((row[b] * y for b, y in lastq), fmpq(0))
+                return sum((row[b] * y for b, y in last), fmpq(0))
         else:
             col = fmpq_mat(self.d, 1, [0] * self.d)
             for b, y in last:
-                col[b, 0] = to_fmpq(y)
+                col[b, 0] = y
             w = self._Wmat * col
 
             def wx(a):
@@ -154,12 +154,11 @@ class SingleHead:
 
         vq = self._vq
         s, c = [], []
-        for r in seq.rows:
+        for r in rows:
             si, ci = fmpq(0), fmpq(0)
             for a, x in r:
-                xq = to_fmpq(x)
-                si += xq * wx(a)
-                ci += xq * vq[a]
+                si += x * wx(a)
+                ci += x * vq[a]
             s.append(si)
             c.append(ci)
         return s, c

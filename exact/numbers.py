@@ -179,7 +179,11 @@ def floor_log2(x: Fraction) -> int:
     >>> floor_log2(Fraction(1, 3)), floor_log2(Fraction(8)), floor_log2(Fraction(1, 2**5000))
     (-2, 3, -5000)
     """
-    n, d = x.numerator, x.denominator
+    return _floor_log2_ratio(x.numerator, x.denominator)
+
+
+def _floor_log2_ratio(n: int, d: int) -> int:
+    """``floor(log2(n/d))`` for positive integers."""
     e = n.bit_length() - d.bit_length()
     # now 2^(e-1) < n/d < 2^(e+1)
     if (n << -e if e < 0 else n) < (d << e if e > 0 else d):
@@ -266,8 +270,7 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
 def _simplest_ints(a: int, b: int, c: int, e: int) -> tuple[int, int]:
     """Simplest rational in ``[a/b, c/e]`` (``b, e > 0``), after outward rounding, as ``(p, q)``."""
     if c * b > a * e:  # positive width: round outward to a dyadic grid 16x finer than it
-        w = Fraction(c * b - a * e, b * e)
-        shift = max(0, 4 - floor_log2(w))
+        shift = max(0, 4 - _floor_log2_ratio(c * b - a * e, b * e))
         a, b = (a << shift) // b, 1 << shift  # floor(lo·2^s) / 2^s
         c, e = -((-c << shift) // e), 1 << shift  # ceil(hi·2^s) / 2^s
     if a <= 0 <= c:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import InvalidNumber, ShapeError
 from .numbers import format_rational, to_fraction
 
 __all__ = ["Sequence", "as_sequence"]
@@ -62,7 +63,9 @@ class Sequence:
         if isinstance(rows, np.ndarray):
             if rows.ndim != 2:
                 raise ShapeError(f"{name}: expected an N×d array, got shape {rows.shape}")
-            rows = rows.tolist() if rows.dtype.kind in "fiu" else list(rows)
+            if rows.dtype.kind in "fiu" and rows.size:
+                return cls._from_numeric(rows, d=d, name=name)
+            rows = list(rows)
         try:
             rows = [list(r) for r in rows]
         except TypeError:
@@ -81,6 +84,21 @@ class Sequence:
                     pairs.append((j, q))
             out.append(tuple(pairs))
         return cls(width, tuple(out))
+
+    @classmethod
+    def _from_numeric(cls, a: np.ndarray, *, d: int | None, name: str) -> "Sequence":
+        """Fast path for int/float arrays: one finiteness check, exact conversion per entry."""
+        if d is not None and a.shape[1] != d:
+            raise ShapeError(f"{name}: expected every token to have d={d} entries, got {a.shape[1]}")
+        if a.dtype.kind == "f" and not np.isfinite(a).all():
+            i, j = map(int, np.argwhere(~np.isfinite(a))[0])
+            raise InvalidNumber(f"{name}[{i}][{j}]: expected a finite real number, got {a[i, j]}")
+        values = a.astype(np.float64) if a.dtype.kind == "f" else a  # float16/32 embed exactly
+        rows = []
+        for row in values:
+            nz = np.flatnonzero(row)
+            rows.append(tuple(zip(nz.tolist(), map(Fraction, row[nz].tolist()))))
+        return cls(a.shape[1], tuple(rows))
 
     @classmethod
     def sparse(cls, d: int, rows) -> "Sequence":
@@ -105,6 +123,13 @@ class Sequence:
     def basis(cls, d: int, i: int) -> "Sequence":
         """The one-token sequence ``[e_i]``."""
         return cls.sparse(d, [{i: 1}])
+
+    @cached_property
+    def _fmpq_rows(self) -> tuple:
+        """The rows with ``fmpq`` values, for fast exact evaluation (computed once)."""
+        from flint import fmpq
+
+        return tuple(tuple((j, fmpq(q.numerator, q.denominator)) for j, q in r) for r in self.rows)
 
     @property
     def length(self) -> int:

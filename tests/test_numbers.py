@@ -111,12 +111,12 @@ def test_mpmath_positive_mpf_exact_binary_value():
     assert to_fraction(mpmath.ldexp(3, -2000)) == Fraction(3, 2**2000)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _from_mpf uses mpf.man_exp, whose mantissa is unsigned, so negative mpf values lose their sign",
-)
 def test_mpmath_negative_mpf_keeps_its_sign():
     assert to_fraction(mpmath.mpf(-1.5)) == Fraction(-3, 2)
+    with mpmath.workdps(40):
+        x = -mpmath.mpf(2) / 7
+    assert to_fraction(x) == mpf_exact(x) < 0
+    assert abs(to_fraction(x) + Fraction(2, 7)) < Fraction(1, 10**39)
 
 
 def test_sympy_numbers():
@@ -143,10 +143,6 @@ def test_sympy_high_precision_float_is_exact():
     assert abs(to_fraction(f) - Fraction(1, 10)) < Fraction(1, 10**29)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: sympy Floats go through _from_mpf, which drops the sign of negative values",
-)
 def test_sympy_negative_float_keeps_its_sign():
     assert to_fraction(sympy.Float("-1.5")) == Fraction(-3, 2)
 

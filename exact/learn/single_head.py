@@ -61,6 +61,10 @@ class ProbePlan:
     beta: Fraction = Fraction(1)
     gamma: Fraction = Fraction(1)
 
+    def __post_init__(self):
+        object.__setattr__(self, "beta", Fraction(self.beta))
+        object.__setattr__(self, "gamma", Fraction(self.gamma))
+
     @classmethod
     def choose(cls, v, *, beta=Fraction(1), gamma=Fraction(1)) -> "ProbePlan":
         """Pick the pivot and shifts from (exact or approximate) values of ``v``."""
@@ -77,22 +81,25 @@ class ProbePlan:
 
     def sequences(self) -> list[Sequence]:
         """The ``d²`` probe sequences ``[βe_j + γu_k; βe_j]``, column by column."""
-        b, g, p = self.beta, self.gamma, self.pivot
+        b, g, p, d = self.beta, self.gamma, self.pivot, self.d
         out = []
-        for j in range(self.d):
-            for k in range(self.d):
+        for j in range(d):
+            query = ((j, b),)
+            for k in range(d):
                 a = {j: b}
                 a[k] = a.get(k, 0) + g
                 if self.shifts[k]:
                     a[p] = a.get(p, 0) + self.shifts[k] * g
-                out.append(Sequence.sparse(self.d, [a, {j: b}]))
+                out.append(Sequence(d, (tuple((i, a[i]) for i in sorted(a) if a[i]), query)))
         return out
 
     def measurements(self, v) -> list[Measurement]:
         """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe."""
         b, g, p = self.beta, self.gamma, self.pivot
+        scale = b * g
         slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(self.d)]
-        return [Measurement(b * v[j], slope[k], b * g) for j in range(self.d) for k in range(self.d)]
+        base = [b * v[j] for j in range(self.d)]
+        return [Measurement(base[j], slope[k], scale) for j in range(self.d) for k in range(self.d)]
 
     def combos(self) -> list[list[tuple[int, int]]]:
         """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j)."""
