@@ -315,8 +315,8 @@ def test_simplest_between_result_within_widened_interval(lo, width):
 def test_simplest_between_no_simpler_rational_in_interval(lo, width):
     hi = lo + width
     r = simplest_between(lo, hi)
-    # no rational with a smaller denominator lies in [lo, hi] (hence none in the widened one either
-    # that the answer would have missed, as [lo, hi] is a subset)
+    # the answer is the simplest rational of a superset of [lo, hi]: no rational with a smaller
+    # denominator can lie in [lo, hi]
     for s in range(1, min(r.denominator, 300)):
         # the integers p with lo <= p/s <= hi are ceil(lo*s) .. floor(hi*s)
         first = -((-lo.numerator * s) // lo.denominator)

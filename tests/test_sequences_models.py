@@ -44,6 +44,12 @@ def test_from_rows_numpy_arrays():
     assert X.dense() == [[Fraction(0.1), Fraction(2)], [Fraction(-1), Fraction(0)]]
     assert Sequence.from_rows(np.array([[1, 2]], dtype=np.int64)).dense() == [[1, 2]]
     assert Sequence.from_rows(np.array([[Fraction(1, 3)]], dtype=object)).dense() == [[Fraction(1, 3)]]
+    assert Sequence.from_rows(np.array([[0.1, 0]], dtype=np.float32)).dense() == [[Fraction(13421773, 2**27), 0]]
+    assert Sequence.from_rows(np.array([[0.1]], dtype=np.float16)).dense() == [[Fraction(819, 8192)]]
+    assert Sequence.from_rows(np.array([[2**64 - 1]], dtype=np.uint64)).dense() == [[2**64 - 1]]
+    # the array path and the list path build the same sequence
+    a = np.random.default_rng(0).normal(size=(3, 4))
+    assert Sequence.from_rows(a) == Sequence.from_rows(a.tolist())
 
 
 @pytest.mark.parametrize(
@@ -54,6 +60,10 @@ def test_from_rows_numpy_arrays():
         ([], {}, ShapeError, r"^X: expected at least one token \(N >= 1\), got none$"),
         (np.zeros((0, 3)), {}, ShapeError, r"^X: expected at least one token \(N >= 1\), got none$"),
         ([[1, 2]], {"d": 3}, ShapeError, r"^X: expected every token to have d=3 entries, token 0 has 2$"),
+        (np.zeros((1, 2)), {"d": 3}, ShapeError, r"^X: expected every token to have d=3 entries"),
+        (np.zeros((2, 2), dtype=np.float32), {"d": 1}, ShapeError, r"^X: expected every token to have d=1 entries"),
+        (np.array([[1.0, np.inf]], dtype=np.float16), {}, InvalidNumber, r"^X\[0\]\[1\]: expected a finite real number, got inf$"),
+        (np.array([[True, False]]), {}, InvalidNumber, r"^X\[0\]\[0\]: expected a finite real number"),
         ([[]], {}, ShapeError, r"^sequence: expected a token dimension d >= 1, got 0$"),
         (np.zeros(3), {}, ShapeError, r"^X: expected an N×d array, got shape \(3,\)$"),
         (np.zeros((2, 2, 2)), {}, ShapeError, r"^X: expected an N×d array, got shape \(2, 2, 2\)$"),
