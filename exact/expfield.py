@@ -218,7 +218,10 @@ class ExpRatio:
     def from_json(cls, data) -> "ExpRatio":
         if not isinstance(data, dict) or set(data) != {"num", "den"}:
             raise ValueError(f"exp-ratio: expected {{'num': ..., 'den': ...}}, got {data!r}")
-        return cls(ExpPoly.from_json(data["num"]), ExpPoly.from_json(data["den"]))
+        den = ExpPoly.from_json(data["den"])
+        if den.is_zero():
+            raise ValueError("exp-ratio: the denominator is zero")
+        return cls(ExpPoly.from_json(data["num"]), den)
 
     def __repr__(self) -> str:
         return f"ExpRatio({self.num!r}, {self.den!r})"

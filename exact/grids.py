@@ -192,7 +192,7 @@ def parse_grid(spec: str | Grid | None) -> Grid | None:
     if text in _FLOATS:
         return _FLOATS[text]
     kind, _, arg = text.partition(":")
-    if kind in ("rational", "dyadic") and arg.isdigit():
+    if kind in ("rational", "dyadic") and arg.isascii() and arg.isdigit():
         return RationalGrid(int(arg)) if kind == "rational" else DyadicGrid(int(arg))
     raise ValueError(
         "grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or "

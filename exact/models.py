@@ -37,6 +37,8 @@ def as_matrix(M, *, name: str, rows: int | None = None, cols: int | None = None)
     """Validate and convert a matrix to a tuple of tuples of Fractions."""
     if isinstance(M, np.ndarray) and M.ndim != 2:
         raise ShapeError(f"{name}: expected a 2-d matrix, got an array of shape {M.shape}")
+    if isinstance(M, (str, bytes)) or any(isinstance(r, (str, bytes)) for r in _rows_of(M)):
+        raise ShapeError(f"{name}: expected a matrix (a list of rows of numbers), got a string where a row belongs")
     try:
         out = [list(r) for r in M]
     except TypeError:
@@ -56,6 +58,8 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
     """Validate and convert a vector to a tuple of Fractions."""
     if isinstance(x, np.ndarray) and x.ndim != 1:
         raise ShapeError(f"{name}: expected a vector, got an array of shape {x.shape}")
+    if isinstance(x, (str, bytes)):
+        raise ShapeError(f"{name}: expected a vector (a list of numbers), got the string {x!r}")
     try:
         out = list(x)
     except TypeError:
@@ -223,6 +227,8 @@ class SingleHead:
         True
         """
         g = parse_grid(grid)
+        if g is None:
+            raise ValueError("grid: SingleHead.random needs a grid to draw entries from, e.g. 'rational:7' or 'float32'")
         rng = np.random.default_rng(seed)
         if not isinstance(d, int) or d < 1:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
@@ -317,6 +323,13 @@ class SingleHead:
         return h
 
 
+def _rows_of(M) -> list:
+    try:
+        return list(M)
+    except TypeError:
+        return []
+
+
 def _len(x) -> int:
     try:
         return len(x)
@@ -357,14 +370,17 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
 def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
     """Vectorised float64 evaluation of a single head on ``(N, d)`` or ``(n, N, d)`` inputs."""
     X = np.asarray(X, dtype=np.float64)
+    shape = X.shape
     single = X.ndim == 2
     if single:
         X = X[None]
     if X.ndim != 3 or X.shape[2] != W.shape[0]:
-        raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {X.shape}")
-    q = X[:, -1, :] @ W.T  # (n, d): W x_N
-    s = np.einsum("nid,nd->ni", X, q)
+        raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {shape}")
+    # Elementwise products and sums, not BLAS matmul: a sequence's value must not depend
+    # on which batch it is evaluated in (BLAS picks different kernels for different sizes).
+    q = (X[:, -1, None, :] * W).sum(axis=2)  # (n, d): W x_N
+    s = (X * q[:, None, :]).sum(axis=2)
     s -= s.max(axis=1, keepdims=True)
     e = np.exp(s)
-    out = np.einsum("ni,ni->n", e, X @ v) / e.sum(axis=1)
+    out = (e * (X * v).sum(axis=2)).sum(axis=1) / e.sum(axis=1)
     return float(out[0]) if single else out

@@ -117,8 +117,14 @@ def _from_mpf(x, name: str) -> Fraction:
         raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
     if isinstance(x, mpmath.mpc):
         raise InvalidNumber(f"{name}: expected a real number, got the complex {x}")
-    sign, man, exp, _ = x._mpf_  # mpmath's own (sign, mantissa, exponent, bits)
-    q = Fraction(int(man)) * (Fraction(2) ** int(exp))
+    return _from_mpf_tuple(x._mpf_)
+
+
+def _from_mpf_tuple(t) -> Fraction:
+    """The exact value of mpmath's raw ``(sign, mantissa, exponent, bits)`` tuple."""
+    sign, man, exp, _ = t
+    man, exp = int(man), int(exp)
+    q = Fraction(man << exp) if exp >= 0 else Fraction(man, 1 << -exp)
     return -q if sign else q
 
 
@@ -128,9 +134,7 @@ def _from_sympy(x, name: str) -> Fraction:
     if getattr(x, "is_Float", False):
         if not x.is_finite:
             raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
-        import mpmath
-
-        return _from_mpf(mpmath.mpf(x._mpf_), name)
+        return _from_mpf_tuple(x._mpf_)  # the Float's own binary value, at its own precision
     raise InvalidNumber(
         f"{name}: expected a sympy Rational or Float, got the expression {x} "
         "(symbolic expressions are not numbers)"

@@ -197,7 +197,13 @@ class Oracle:
         return answers
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
-        return [self._answer(s) for s in seqs]
+        out = []
+        for s in seqs:
+            self._pending = len(out)  # position in the batch, for error messages
+            out.append(self._answer(s))
+        return out
+
+    _pending = 0
 
     def _answer(self, seq: Sequence):
         raise NotImplementedError
@@ -278,9 +284,8 @@ class CallableOracle(Oracle):
 
     def _as_sent(self, seq: Sequence) -> Sequence:
         """The sequence after rounding to float64, which is what ``fn`` really sees."""
-        if all(q.denominator & (q.denominator - 1) == 0 and float(q) == q for r in seq.rows for _, q in r):
-            return seq
-        return Sequence.from_rows(seq.to_numpy())
+        sent = Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
+        return seq if sent == seq else sent
 
     def _answer(self, seq: Sequence) -> Fraction:
         X = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
@@ -292,7 +297,7 @@ class CallableOracle(Oracle):
             return to_fraction(y, name="answer")
         except InvalidNumber as e:
             raise OracleInconsistent(
-                f"the oracle answered {y!r} to query #{self._count + 1} (length {seq.length}): {e}"
+                f"the oracle answered {y!r} to query #{self._count + self._pending + 1} (length {seq.length}): {e}"
             ) from None
 
 

@@ -67,6 +67,8 @@ class Sequence:
                 return cls._from_numeric(rows, d=d, name=name)
             rows = list(rows)
         try:
+            if isinstance(rows, (str, bytes)) or any(isinstance(r, (str, bytes)) for r in rows):
+                raise ShapeError(f"{name}: expected an N×d array of numbers, got a string where a token belongs")
             rows = [list(r) for r in rows]
         except TypeError:
             raise ShapeError(f"{name}: expected a list of tokens (an N×d array), got {type(rows).__name__}") from None
@@ -148,10 +150,25 @@ class Sequence:
 
     def to_numpy(self, dtype=np.float64) -> np.ndarray:
         """The tokens as an ``N × d`` float array (rounded to ``dtype``)."""
+        from .grids import FLOAT16, FLOAT32, FLOAT64
+
+        grid = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.float16): FLOAT16}.get(np.dtype(dtype))
         a = np.zeros((self.length, self.d), dtype=dtype)
         for i, r in enumerate(self.rows):
             for j, q in r:
-                a[i, j] = q.numerator / q.denominator if dtype is np.float64 else float(q)
+                if grid is FLOAT64:
+                    try:
+                        x = q.numerator / q.denominator  # int/int division is correctly rounded
+                    except OverflowError:
+                        x = np.inf
+                elif grid is not None:
+                    g = grid.round(q)  # round once, exactly: no double rounding through float64
+                    x = float(g) if g is not None else (np.inf if q > 0 else -np.inf)
+                else:
+                    x = float(q)
+                if not np.isfinite(x) or (grid is FLOAT64 and abs(x) == np.inf):
+                    raise InvalidNumber(f"X[{i}][{j}]: {float(q) if abs(q) < 10**300 else 'value'} does not fit {np.dtype(dtype).name}")
+                a[i, j] = x
         return a
 
     def __neg__(self) -> "Sequence":

@@ -329,11 +329,6 @@ def test_expratio_from_json_rejects_bad_inner_data():
         ExpRatio.from_json({"num": [["1", "0"]], "den": [["nan", "0"]]})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a JSON exp-ratio with a zero denominator raises ZeroDivisionError, which is neither a "
-    "ValueError nor an ExactAttentionError (malformed data should be rejected like the other cases)",
-)
 def test_expratio_from_json_rejects_zero_denominator_as_value_error():
     with pytest.raises(ValueError):
         ExpRatio.from_json({"num": [["1", "0"]], "den": [["1", "0"], ["-1", "0"]]})

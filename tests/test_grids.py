@@ -104,11 +104,6 @@ def test_parse_grid_rejects_non_strings():
         parse_grid(5)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: parse_grid checks arg.isdigit(), which accepts '²', then int('²') raises its own "
-    "ValueError instead of the documented grid message",
-)
 def test_parse_grid_rejects_superscript_digit_with_grid_message():
     with pytest.raises(ValueError, match=r"^grid: expected "):
         parse_grid("rational:²")

@@ -132,11 +132,6 @@ def raw_mpf_exact(mpf_tuple) -> Fraction:
     return -value if sign else value
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: _from_sympy rebuilds an mpmath mpf at the current (53-bit) mpmath precision, "
-    "so a high-precision sympy Float is rounded to double precision instead of taken exactly",
-)
 def test_sympy_high_precision_float_is_exact():
     f = sympy.Float("0.1", 30)  # ~100 significant bits
     assert to_fraction(f) == raw_mpf_exact(f._mpf_)

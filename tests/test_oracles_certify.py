@@ -266,11 +266,6 @@ def test_callable_bad_answer_is_inconsistent(bad):
     assert o.count == 0 and o.transcript == ()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: inside a batch the message numbers every query as #count+1 (the count is only "
-    "updated after the whole batch), so the third query of the first batch is reported as query #1",
-)
 def test_callable_bad_answer_message_names_the_right_query():
     answers = iter([1.0, 2.0, float("nan")])
     o = CallableOracle(lambda X: next(answers), d=1, accuracy=0)
@@ -298,11 +293,6 @@ def test_callable_numpy_inputs_record_the_rounded_sequence():
     assert o3.transcript[0].X == Sequence.from_rows([["1/3"]])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a finite rational entry beyond float64 range (10**400) makes a numpy-input "
-    "CallableOracle raise a bare OverflowError from Fraction->float, not a library error naming X[i][j]",
-)
 def test_callable_numpy_inputs_out_of_float_range_is_a_clear_error():
     o = CallableOracle(lambda X: 0.0, d=1, accuracy=0)
     with pytest.raises(ExactAttentionError, match=r"X\[0\]\[0\]"):
@@ -334,11 +324,6 @@ def test_float_oracle_batch_close_to_single_and_exact(head):
         assert abs(b - exact) <= bound and abs(s - exact) <= bound
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: FloatOracle answers depend on the batch they are asked in: evaluate_float's "
-    "X[:, -1, :] @ W.T uses a different float64 kernel for one sequence than for many",
-)
 def test_float_oracle_batch_equals_single_queries():
     h = SingleHead.random(3, seed=1)
     Xs = list(np.random.default_rng(0).normal(size=(20, 4, 3)))

@@ -95,11 +95,6 @@ def test_from_rows_passes_sequences_through():
         as_sequence(X, d=2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: from_rows turns each string row into its characters, so ['12', '34'] is silently read "
-    "as [[1, 2], [3, 4]] instead of being rejected",
-)
 def test_from_rows_rejects_string_rows():
     with pytest.raises((ShapeError, InvalidNumber)):
         Sequence.from_rows(["12", "34"])
@@ -142,11 +137,6 @@ def test_to_numpy_float32_simple_values():
     assert a[0, 0] == np.float32(0.5) and a[0, 1] == np.float32(0.1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: to_numpy(float32) rounds through float64 first (double rounding): "
-    "1 + 2^-24 + 2^-60 gives 1.0 instead of the nearest float32 1 + 2^-23",
-)
 def test_to_numpy_float32_is_correctly_rounded():
     q = 1 + Fraction(1, 2**24) + Fraction(1, 2**60)  # just above the midpoint of 1 and 1 + 2^-23
     a = Sequence.from_rows([[q]]).to_numpy(np.float32)
@@ -219,11 +209,6 @@ def test_single_head_validation(W, v, error, msg):
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: a string v (or string W rows) is iterated character by character, so v='12' is "
-    "silently read as (1, 2) instead of being rejected",
-)
 def test_single_head_rejects_string_vector():
     with pytest.raises((ShapeError, InvalidNumber)):
         SingleHead([[1, 2], [3, 4]], "12")
@@ -310,11 +295,6 @@ def test_float_on_batches_close_to_exact():
         assert abs(out[i] - exact) <= 1e-13 * max(1.0, abs(exact))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: the float64 matmul X[:, -1, :] @ W.T is evaluated by a different kernel for n=1 than "
-    "for a batch, so h.float on a batch differs from per-sequence h.float in the last bits",
-)
 def test_float_on_batches_equals_per_sequence():
     h = SingleHead.random(3, seed=1)
     B = np.random.default_rng(1).normal(size=(20, 4, 3))
@@ -330,11 +310,6 @@ def test_float_shape_error():
         h.float(np.zeros((2, 2)))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: for a 2-d input the error reports the internally batched shape (1, 2, 2), not the "
-    "shape (2, 2) the caller passed",
-)
 def test_float_shape_error_reports_callers_shape():
     h = SingleHead.random(3, seed=2)
     with pytest.raises(ShapeError, match=r"got \(2, 2\)$"):
@@ -415,11 +390,6 @@ def test_random_validation():
         SingleHead.random(3, seed=0, grid="float8")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG: SingleHead.random(grid=None) fails with AttributeError ('NoneType' object has no "
-    "attribute 'bits') instead of a ValueError naming the grid argument",
-)
 def test_random_grid_none_is_a_clear_error():
     with pytest.raises(ValueError, match="grid"):
         SingleHead.random(2, seed=0, grid=None)
