@@ -36,7 +36,6 @@ import json
 import math
 import os
 import platform
-import statistics
 import sys
 import time
 from fractions import Fraction

@@ -28,7 +28,7 @@ from .errors import InvalidNumber, ShapeError
 from .expfield import ExpPoly, ExpRatio
 from .grids import FloatGrid, Grid, RationalGrid, parse_grid
 from .numbers import format_rational, to_fmpq, to_fraction
-from .sequences import Sequence, as_sequence
+from .sequences import as_sequence
 
 __all__ = ["SingleHead", "as_matrix", "as_vector"]
 

@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Callable
+from collections.abc import Callable
 
 from .errors import NotIdentifiable, OracleInconsistent
 from .learn import learn_single_head, single_head_query_count

@@ -1,0 +1,63 @@
+"""What every arithmetic shares: logit measurements and the interface."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+from flint import fmpq
+
+from ..expfield import ExpPoly, ExpRatio
+
+__all__ = ["Measurement", "Arithmetic", "primitive_form"]
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """A logit measurement: ``answer = base + slope·σ(ℓ)`` and the parameter part is ``ℓ/scale``."""
+
+    base: object
+    slope: object
+    scale: Fraction = Fraction(1)
+
+
+def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:
+    """The exact value ``base + slope·σ(logit)`` as an exp-ratio (``fmpq`` arguments)."""
+    if logit == 0:
+        return ExpRatio(ExpPoly._raw([(_ZERO, 2 * base + slope)]), ExpPoly._raw([(_ZERO, _TWO)]))
+    lo, hi = (_ZERO, logit) if logit > 0 else (logit, _ZERO)
+    c_lo, c_hi = (base, base + slope) if logit > 0 else (base + slope, base)
+    num = ExpPoly.__new__(ExpPoly)
+    num._terms = tuple(t for t in ((lo, c_lo), (hi, c_hi)) if t[1] != 0)
+    den = ExpPoly.__new__(ExpPoly)
+    den._terms = ((lo, _ONE), (hi, _ONE))
+    return ExpRatio(num, den)
+
+
+_ZERO, _ONE, _TWO = fmpq(0), fmpq(1), fmpq(2)
+
+
+class Arithmetic:
+    """Interface shared by the three arithmetics.
+
+    ``values(answers, names)`` reads answers that are parameters themselves;
+    ``combine(answers, measurements, combos, names)`` returns the parameters
+    ``Σ c · ℓ_m / scale_m`` for each combo ``[(c, m), ...]``.
+    """
+
+    name: str
+    exact: bool
+    precision: int = 0
+
+    def __init__(self, oracle):
+        self.oracle = oracle
+
+    def values(self, answers, names):
+        raise NotImplementedError
+
+    def combine(self, answers, measurements, combos, names):
+        raise NotImplementedError
+
+    def errors(self) -> float:
+        """The largest estimated parameter error (0 for exact arithmetics)."""
+        return 0.0

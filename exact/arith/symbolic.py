@@ -1,0 +1,102 @@
+"""Symbolic arithmetic: sympy, exact, with exponentials as independent positive symbols."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from ..errors import OracleInconsistent
+from .base import Arithmetic
+
+__all__ = ["SymbolicArithmetic", "symbolic_logit"]
+
+
+class SymbolicArithmetic(Arithmetic):
+    """Exact answers through their sympy form; every result is a Fraction."""
+
+    name = "symbolic"
+    exact = True
+
+    def __init__(self, oracle):
+        super().__init__(oracle)
+        if not oracle.exact:
+            raise ValueError("mode='symbolic' needs an exact oracle; use mode='certified' with a grid, or mode='float'")
+
+    def values(self, answers, names):
+        import sympy
+
+        out = []
+        for a, name in zip(answers, names):
+            expr = a.sympy()
+            if not isinstance(expr, sympy.Rational):
+                raise OracleInconsistent(f"{name}: expected a rational answer, got {expr}")
+            out.append(Fraction(int(expr.p), int(expr.q)))
+        return out
+
+    def combine(self, answers, measurements, combos, names):
+        ell = {}
+        for combo in combos:
+            for _, m in combo:
+                if m not in ell:
+                    meas = measurements[m]
+                    ell[m] = symbolic_logit(answers[m].sympy(), meas.base, meas.slope, what=f"measurement #{m}")
+        return [sum((Fraction(c) * ell[m] / measurements[m].scale for c, m in combo), Fraction(0)) for combo in combos]
+
+
+def symbolic_logit(expr, base: Fraction, slope: Fraction, *, what: str = "logit") -> Fraction:
+    """Exact ``σ⁻¹((expr − base)/slope)`` for an answer made of ``c·exp(q)`` terms.
+
+    Each distinct ``exp(q)`` is replaced by an independent positive symbol and the
+    odds ``α/(1−α)`` are computed in the rational function field; they must reduce
+    to a monomial ``Π E_k^{n_k}`` with coefficient 1, whose logarithm is
+    ``Σ n_k q_k``.  (Running ``cancel`` on ``exp(Rational)`` terms directly can
+    overflow gmp or hang; the substitution avoids it.)
+
+    Raises
+    ------
+    OracleInconsistent
+        If the odds are not such a monomial (the logit is not rational).
+
+    Examples
+    --------
+    >>> import sympy
+    >>> e = (2 * sympy.exp(sympy.Rational(3, 2)) + 1) / (sympy.exp(sympy.Rational(3, 2)) + 1)
+    >>> symbolic_logit(e, Fraction(1), Fraction(1))
+    Fraction(3, 2)
+    """
+    import sympy
+
+    atoms = sorted(expr.atoms(sympy.exp), key=sympy.default_sort_key)
+    if expr.has(sympy.E):  # sympy writes exp(1) as the constant E
+        atoms.append(sympy.E)
+    syms, exps = [], []
+    for i, a in enumerate(atoms):
+        q = sympy.Integer(1) if a is sympy.E else a.args[0]
+        if not isinstance(q, sympy.Rational):
+            raise OracleInconsistent(f"{what}: the answer contains exp({q}), whose exponent is not rational")
+        syms.append(sympy.Symbol(f"E{i}", positive=True))
+        exps.append(Fraction(int(q.p), int(q.q)))
+    e = expr.xreplace(dict(zip(atoms, syms)))
+    alpha = (e - sympy.Rational(base.numerator, base.denominator)) / sympy.Rational(slope.numerator, slope.denominator)
+    odds = sympy.cancel(sympy.together(alpha / (1 - alpha)))
+    num, den = sympy.fraction(odds)
+    logit = Fraction(0)
+    coeff = Fraction(1)
+    for part, sign in ((num, 1), (den, -1)):
+        poly = sympy.Poly(part, *syms) if syms else sympy.Poly(part, sympy.Symbol("_c"))
+        if len(poly.terms()) != 1:
+            raise OracleInconsistent(f"{what}: the odds α/(1−α) = {odds} are not a single exponential")
+        monom, c = poly.terms()[0]
+        if not isinstance(c, sympy.Rational):
+            raise OracleInconsistent(f"{what}: the odds α/(1−α) = {odds} are not a rational multiple of an exponential")
+        c = Fraction(int(c.p), int(c.q))
+        coeff = coeff * c if sign > 0 else coeff / c
+        if syms:
+            logit += sign * sum((n * q for n, q in zip(monom, exps)), Fraction(0))
+    if coeff <= 0:
+        raise OracleInconsistent(f"{what}: the answer implies a softmax weight outside (0, 1) (odds {odds})")
+    if coeff != 1:
+        raise OracleInconsistent(
+            f"{what}: the odds α/(1−α) = {odds} have the coefficient {coeff}, so the logit log({coeff}) + ... "
+            "is not rational"
+        )
+    return logit
