@@ -158,6 +158,32 @@ class ExpRatio:
         self.den = den
 
     @classmethod
+    def softmax(cls, scores, values) -> "ExpRatio":
+        """``Σ c_i e^{s_i} / Σ e^{s_i}`` for ``fmpq`` scores and values: a softmax average.
+
+        >>> from flint import fmpq
+        >>> ExpRatio.softmax([fmpq(1), fmpq(1)], [fmpq(2), fmpq(4)]) == ExpRatio.rational(3)
+        True
+        """
+        order = sorted(range(len(scores)), key=scores.__getitem__)
+        num, den = [], []
+        last = None
+        for i in order:
+            s, c = scores[i], values[i]
+            if den and s == last:
+                den[-1] = (s, den[-1][1] + 1)
+                num[-1] = (s, num[-1][1] + c)
+            else:
+                den.append((s, _ONE_Q))
+                num.append((s, c))
+                last = s
+        n = ExpPoly.__new__(ExpPoly)
+        n._terms = tuple(t for t in num if t[1] != 0)
+        d = ExpPoly.__new__(ExpPoly)
+        d._terms = tuple(den)
+        return cls(n, d)
+
+    @classmethod
     def rational(cls, x) -> "ExpRatio":
         """The rational ``x`` as an exp-ratio."""
         return cls(ExpPoly.constant(x), ExpPoly.constant(1))
@@ -228,6 +254,7 @@ class ExpRatio:
 
 
 _LOG2E = 1.4426950408889634
+_ONE_Q = fmpq(1)
 _ONE = arb(1)
 
 

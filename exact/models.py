@@ -25,10 +25,10 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from .errors import InvalidNumber, ShapeError
-from .expfield import ExpPoly, ExpRatio
+from .expfield import ExpRatio
 from .grids import FloatGrid, Grid, RationalGrid, parse_grid
 from .numbers import format_rational, to_fmpq, to_fraction
-from .sequences import as_sequence
+from .sequences import Sequence, as_sequence
 
 __all__ = ["SingleHead", "as_matrix", "as_vector"]
 
@@ -138,40 +138,34 @@ class SingleHead:
 
     def scores(self, X) -> tuple[list, list]:
         """Exact scores ``s_i = x_iᵀ W x_N`` and token values ``vᵀ x_i`` (as ``fmpq``)."""
-        seq = as_sequence(X, d=self.d)
+        seq = X if type(X) is Sequence and X.d == self.d else as_sequence(X, d=self.d)
         rows = seq._fmpq_rows
         last = rows[-1]
-        if len(last) <= 4:
+        vq = self._vq
+        zero = fmpq(0)
+        if len(last) <= 4:  # sparse query token: W x_N touches len(last) columns
             Wq = self._Wq
-
-            def wx(a):
-                row = Wq[a]
-                return sum((row[b] * y for b, y in last), fmpq(0))
+            s = []
+            for r in rows:
+                si = zero
+                for a, x in r:
+                    row = Wq[a]
+                    for b, y in last:
+                        si += x * row[b] * y
+                s.append(si)
         else:
             col = fmpq_mat(self.d, 1, [0] * self.d)
             for b, y in last:
                 col[b, 0] = y
             w = self._Wmat * col
-
-            def wx(a):
-                return w[a, 0]
-
-        vq = self._vq
-        s, c = [], []
-        for r in rows:
-            si, ci = fmpq(0), fmpq(0)
-            for a, x in r:
-                si += x * wx(a)
-                ci += x * vq[a]
-            s.append(si)
-            c.append(ci)
+            s = [sum((x * w[a, 0] for a, x in r), zero) for r in rows]
+        c = [sum((x * vq[a] for a, x in r), zero) for r in rows]
         return s, c
 
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
         s, c = self.scores(X)
-        one = fmpq(1)
-        return ExpRatio(ExpPoly._raw(list(zip(s, c))), ExpPoly._raw([(si, one) for si in s]))
+        return ExpRatio.softmax(s, c)
 
     def ball(self, X, *, prec: int = 128):
         """A rigorous ``arb`` ball for ``f(X)`` at ``prec`` bits."""
@@ -234,7 +228,10 @@ class SingleHead:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
         if not 0 <= v_zeros < d:
             raise ValueError(f"v_zeros: expected 0 <= v_zeros <= d-1 = {d - 1}, got {v_zeros}")
-        draw = _sampler(g, rng, to_fraction(bound, name="bound"))
+        b = to_fraction(bound, name="bound")
+        if b <= 0:
+            raise ValueError(f"bound: expected a positive magnitude for the entries, got {b}")
+        draw = _sampler(g, rng, b)
         if rank is None:
             W = [[draw() for _ in range(d)] for _ in range(d)]
         else:
@@ -244,8 +241,12 @@ class SingleHead:
             B = [[draw() for _ in range(d)] for _ in range(rank)]
             W = [[sum((A[i][k] * B[k][j] for k in range(rank)), Fraction(0)) for j in range(d)] for i in range(d)]
         v = [draw() for _ in range(d)]
-        while any(x == 0 for x in v):  # v's nonzero entries must be nonzero
+        for _ in range(1000):  # redraw zeros: only v_zeros entries may be zero
+            if all(v):
+                break
             v = [x if x else draw() for x in v]
+        else:
+            raise ValueError(f"bound: entries of size {float(b):.3g} on grid {g.name} are almost always 0; use a larger bound")
         for i in rng.choice(d, size=v_zeros, replace=False):
             v[int(i)] = Fraction(0)
         return cls(W, v)
