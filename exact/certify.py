@@ -31,6 +31,7 @@ __all__ = [
     "Certificate",
     "CheckReport",
     "check_transcript",
+    "failed_entries",
     "make_certificate",
     "certificate_to_json",
     "certificate_from_json",
@@ -127,6 +128,20 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
     """
     entries = list(transcript)
     exact = _all_exact(entries)
+    failures = failed_entries(model, entries, accuracy=accuracy, rtol=rtol, prec=prec)
+    return CheckReport(
+        holds=not failures,
+        kind=EXACT if exact else CONSISTENT,
+        checked=len(entries),
+        failures=tuple(failures[:_MAX_LISTED]),
+        failed=len(failures),
+    )
+
+
+def failed_entries(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> list[int]:
+    """Indices of every transcript entry that ``model`` does not reproduce (see :func:`check_transcript`)."""
+    entries = list(transcript)
+    exact = _all_exact(entries)
     failures = []
     for i, q in enumerate(entries):
         if exact:
@@ -137,13 +152,7 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
             ok = _consistent(q.answer, model.ball(q.X, prec=p), err, p)
         if not ok:
             failures.append(i)
-    return CheckReport(
-        holds=not failures,
-        kind=EXACT if exact else CONSISTENT,
-        checked=len(entries),
-        failures=tuple(failures[:_MAX_LISTED]),
-        failed=len(failures),
-    )
+    return failures
 
 
 @dataclass(frozen=True)

@@ -212,26 +212,28 @@ class ExpRatio:
         overflows however large the exponents are.
         """
         shift = self.den.max_exponent()
-        with ctx.workprec(prec):
+        old = ctx.prec
+        try:
+            ctx.prec = prec
             # e^(q - shift) for each exponent, computed once; looked up by linear scan
             # (a handful of terms; fmpq hashing is slower than comparing).
             cache: list = []
-
-            def exp_of(q):
-                for k, e in cache:
-                    if k == q:
-                        return e
-                e = _exp_scaled(q - shift, prec)
-                cache.append((q, e))
-                return e
-
             den = arb(0)
             for q, c in self.den.terms:
-                den += exp_of(q) * c
+                e = _exp_scaled(q - shift, prec)
+                cache.append((q, e))
+                den += e * c
             num = arb(0)
             for q, c in self.num.terms:
-                num += exp_of(q) * c
+                for k, e in cache:
+                    if k == q:
+                        break
+                else:
+                    e = _exp_scaled(q - shift, prec)
+                num += e * c
             return num / den
+        finally:
+            ctx.prec = old
 
     def sympy(self):
         """The exact sympy expression ``num/den``."""
@@ -265,7 +267,7 @@ def _exp_scaled(x: fmpq, prec: int) -> arb:
     to be known to ``2^-prec`` absolutely, plus the bits of ``|x|`` lost when ``x`` is
     rounded; computing it at full precision would cost far more for nothing.
     """
-    if x >= 0:
+    if x >= -16:  # no precision to save
         return _ONE if x == 0 else arb(x).exp()
     xf = float(x.p) / float(x.q) if x.p.bit_length() < 1000 and x.q.bit_length() < 1000 else float(x.p // x.q)
     bits = int(prec + xf * _LOG2E) + max(int(-xf), 1).bit_length() + 16

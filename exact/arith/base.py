@@ -42,7 +42,9 @@ class Arithmetic:
 
     ``values(answers, names)`` reads answers that are parameters themselves;
     ``combine(answers, measurements, combos, names)`` returns the parameters
-    ``Σ c · ℓ_m / scale_m`` for each combo ``[(c, m), ...]``.
+    ``Σ c · ℓ_m / scale_m`` for each combo ``[(c, m), ...]``.  Arithmetics that
+    identify candidates (certified mode without a grid) also accept a
+    ``confirm(values, pending) -> failed measurements`` hook.
     """
 
     name: str

@@ -119,43 +119,65 @@ class CertifiedArithmetic(Arithmetic):
             ctx.prec = old
         return (ell, resolved) if ell.is_finite() else (None, 0)
 
-    def _exact_logit(self, answer, base: fmpq, slope: fmpq, what) -> fmpq:
-        prec, want = self.prec0, 64
+    def _candidate(self, answer, base: fmpq, slope: fmpq, state: list, what):
+        """The simplest rational in ℓ's ball at ``state = [prec, want, resolved]`` (raising prec until α is inside (0, 1))."""
         while True:
-            ell, resolved = self._logit_ball(answer, base, slope, prec, what, want)
-            lo = hi = None
+            ell, resolved = self._logit_ball(answer, base, slope, state[0], what, state[1])
             if ell is not None:
-                cand = simplest_in_ball(ell)
-                if answer_equals(answer, primitive_form(base, slope, cand)):
-                    return cand
-                if resolved > 2 * want:  # the answer already holds more bits: use them first
-                    if want >= MAX_HEIGHT_BITS:
-                        raise PrecisionInsufficient(
-                            f"{_what(what)}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
-                            f"though it is known to {resolved} bits: the oracle does not behave like a single "
-                            "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
-                        )
-                    want *= 2
-                    continue
-                lo, hi = ball_interval(ell)
-            prec = self._next(prec, answer, _what(what), lo, hi)
+                state[2] = resolved
+                return simplest_in_ball(ell), ell
+            state[0] = self._next(state[0], answer, _what(what))
 
-    def combine(self, answers, measurements, combos, names):
-        if self.grid is None:
-            ell: dict = {}
-            out = []
-            for combo, name in zip(combos, names):
-                total = fmpq(0)
-                for c, m in combo:
-                    t = ell.get(m)
-                    if t is None:
-                        meas = measurements[m]
-                        base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
-                        t = ell[m] = self._exact_logit(answers[m], base, slope, (name, m)) / to_fmpq(meas.scale)
-                    total += c * t
-                out.append(to_fraction(total))
-            return out
-        return [self._on_grid(answers, measurements, combo, name) for combo, name in zip(combos, names)]
+    def _escalate(self, answer, state: list, ell, what) -> None:
+        """After a rejected candidate: use bits the answer already holds, else refine the answer."""
+        prec, want, resolved = state
+        if resolved > 2 * want:
+            if want >= MAX_HEIGHT_BITS:
+                raise PrecisionInsufficient(
+                    f"{_what(what)}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
+                    f"though it is known to {resolved} bits: the oracle does not behave like a single "
+                    "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
+                )
+            state[1] = 2 * want
+        else:
+            lo, hi = ball_interval(ell)
+            state[0] = self._next(prec, answer, _what(what), lo, hi)
+
+    def combine(self, answers, measurements, combos, names, *, confirm=None):
+        """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
+
+        Without a grid every logit is the simplest rational in its ball, and candidates
+        are confirmed exactly: by ``confirm(values, pending)`` if given (it returns the
+        measurements whose answers the candidate model does not reproduce, typically by
+        replaying the transcript, so the last call *is* the certificate), else one
+        answer at a time against ``base + slope·σ(ℓ)``.  Rejected measurements are
+        refined and retried until every one is confirmed.
+        """
+        if self.grid is not None:
+            return [self._on_grid(answers, measurements, combo, name) for combo, name in zip(combos, names)]
+        first = {}
+        for combo, name in zip(combos, names):
+            for _, m in combo:
+                first.setdefault(m, name)
+        fq = {m: (to_fmpq(measurements[m].base), to_fmpq(measurements[m].slope)) for m in first}
+        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in first}
+        state = {m: [self.prec0, 64, 0] for m in first}
+        ell: dict = {}
+        balls: dict = {}
+        pending = list(first)
+        while True:
+            for m in pending:
+                ell[m], balls[m] = self._candidate(answers[m], *fq[m], state[m], (first[m], m))
+            values = [to_fraction(sum((c * ell[m] * inv_scale[m] for c, m in combo), fmpq(0))) for combo in combos]
+            if confirm is not None:
+                failed = confirm(values, pending)
+            else:
+                failed = [m for m in pending if not answer_equals(answers[m], primitive_form(*fq[m], ell[m]))]
+            if not failed:
+                return values
+            for m in failed:
+                self._escalate(answers[m], state[m], balls[m], (first[m], m))
+            pending = failed
 
     def _on_grid(self, answers, measurements, combo, what: str) -> Fraction:
         prec = self.prec0
