@@ -65,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true")
 
     v = sub.add_parser("verify", help="check the theorems' claims on a built-in sweep")
-    v.add_argument("--quick", action="store_true", help="a smaller sweep (d <= 8)")
+    v.add_argument("--quick", action="store_true", help="a smaller sweep: symbolic mode only up to d = 8, no 1e6 entries")
     v.add_argument("--max-d", type=int, default=16, help="largest d of the random sweep (default 16)")
     v.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     v.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
@@ -90,7 +90,12 @@ def _cmd_learn(args) -> int:
         raise ExactAttentionError(f"--model: expected a single-head model, got {type(model).__name__}")
     oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
     result = learn_single_head(oracle, mode=args.mode, grid=args.grid, w_bound=to_fraction(args.w_bound, name="--w-bound"))
-    if args.certificate and result.certificate is not None:
+    if args.certificate:
+        if result.certificate is None:
+            raise ExactAttentionError(
+                "--certificate: float-mode results are approximate and carry no certificate; "
+                "use --mode certified (with --grid G for a float oracle)"
+            )
         dump_json(certificate_to_json(result.certificate), args.certificate)
     if args.json:
         print(json.dumps(result_to_json(result), indent=1))

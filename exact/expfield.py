@@ -269,8 +269,11 @@ def _exp_scaled(x: fmpq, prec: int) -> arb:
     """
     if x >= -16:  # no precision to save
         return _ONE if x == 0 else arb(x).exp()
-    xf = float(x.p) / float(x.q) if x.p.bit_length() < 1000 and x.q.bit_length() < 1000 else float(x.p // x.q)
-    bits = int(prec + xf * _LOG2E) + max(int(-xf), 1).bit_length() + 16
+    if x.p.bit_length() - x.q.bit_length() > 1000:  # beyond float range: e^x is far below 2^-prec
+        bits = 32
+    else:
+        xf = float(x)
+        bits = int(prec + xf * _LOG2E) + max(int(-xf), 1).bit_length() + 16
     if bits < 32:
         bits = 32
     if bits >= prec:

@@ -95,19 +95,20 @@ class SingleHead:
     >>> SingleHead([[1, 2]], [1])
     Traceback (most recent call last):
     ...
-    exact.errors.ShapeError: W: expected every row to have 1 entries, row 0 has 2
+    exact.errors.ShapeError: W: expected a square d×d matrix, got 1×2
     """
 
     W: tuple
     v: tuple
 
     def __post_init__(self):
-        v = as_vector(self.v, name="v")
-        if not v:
-            raise ShapeError("v: expected length d >= 1, got an empty vector")
-        W = as_matrix(self.W, name="W", rows=len(v), cols=len(v)) if _len(self.W) else None
-        if W is None:
-            raise ShapeError(f"W: expected a {len(v)}×{len(v)} matrix, got an empty one")
+        if not _len(self.W):
+            raise ShapeError("W: expected a d×d matrix with d >= 1, got an empty one")
+        W = as_matrix(self.W, name="W")
+        d = len(W)
+        if len(W[0]) != d:
+            raise ShapeError(f"W: expected a square d×d matrix, got {d}×{len(W[0])}")
+        v = as_vector(self.v, name="v", size=d)
         object.__setattr__(self, "W", W)
         object.__setattr__(self, "v", v)
 
@@ -220,6 +221,8 @@ class SingleHead:
         >>> SingleHead.random(2, seed=0) == SingleHead.random(2, seed=0)
         True
         """
+        if seed is not None and not (isinstance(seed, int) and seed >= 0):
+            raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
         g = parse_grid(grid)
         if g is None:
             raise ValueError("grid: SingleHead.random needs a grid to draw entries from, e.g. 'rational:7' or 'float32'")

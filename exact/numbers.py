@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import decimal
 import math
+import re
 import numbers
 from fractions import Fraction
 
@@ -83,6 +84,8 @@ def to_fraction(x, *, name: str = "value") -> Fraction:
     if isinstance(x, decimal.Decimal):
         if not x.is_finite():
             raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
+        if abs(x.as_tuple().exponent) > MAX_DECIMAL_EXPONENT:
+            raise InvalidNumber(f"{name}: the decimal exponent of {x} exceeds ±{MAX_DECIMAL_EXPONENT}")
         return Fraction(x)
     module = type(x).__module__.split(".")[0]
     if module == "numpy":
@@ -141,6 +144,12 @@ def _from_sympy(x, name: str) -> Fraction:
     )
 
 
+#: Decimal strings with a larger exponent are refused: ``Fraction("1e999999999")``
+#: would build a billion-digit integer and hang.  ``"p/q"`` strings have no such limit.
+MAX_DECIMAL_EXPONENT = 10_000
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)\s*$")
+
+
 def parse_rational(text: str, *, name: str = "value") -> Fraction:
     """Parse ``"p"``, ``"p/q"`` or a decimal string exactly, without evaluating it.
 
@@ -155,6 +164,12 @@ def parse_rational(text: str, *, name: str = "value") -> Fraction:
     """
     if not isinstance(text, str):
         raise InvalidNumber(f"{name}: expected a string, got {type(text).__name__}")
+    m = _EXPONENT.search(text)
+    if m and abs(int(m.group(1))) > MAX_DECIMAL_EXPONENT:
+        raise InvalidNumber(
+            f"{name}: the decimal exponent in {text.strip()[:40]!r} exceeds ±{MAX_DECIMAL_EXPONENT}; "
+            "write such a number as 'p/q'"
+        )
     try:
         # Fraction's own parser accepts only these three forms, by regular expression.
         return Fraction(text.strip())
