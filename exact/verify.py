@@ -51,6 +51,7 @@ class ClaimReport:
     count: int
     seconds: float
     failures: tuple = ()
+    outcomes: tuple = ()
 
     @property
     def holds(self) -> bool:
@@ -66,6 +67,7 @@ class ClaimReport:
             "seconds": round(self.seconds, 3),
             "holds": self.holds,
             "failures": [dataclasses.asdict(f) for f in self.failures],
+            "outcomes": [dataclasses.asdict(o) for o in self.outcomes],
         }
 
 
@@ -95,6 +97,7 @@ class Claim:
             sum(o.count for o in outcomes),
             sum(o.seconds for o in outcomes),
             tuple(o for o in outcomes if not (o.exact and o.count)),
+            tuple(outcomes),
         )
 
 
@@ -203,7 +206,8 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
     grid_inst = tuple(i for i in inst if i.grid)
     float_inst = tuple(
         Instance(f"float d={d} |W| <= 10", SingleHead.random(d, seed=60 + d, bound=10)) for d in range(1, max_d + 1)
-    ) + (Instance("float d=4 |W| ~ 1e3", SingleHead.random(4, seed=70, bound=1000)),)
+    ) + tuple(i for i in inst if max(abs(x) for row in i.model.W for x in row) <= 10 and "rational" not in i.name)
+    big = (Instance("float d=4 |W| ~ 1e3", SingleHead.random(4, seed=70, bound=1000)),)
     zero = tuple(Instance(f"v = 0 d={d}", SingleHead([[1] * d] * d, [0] * d)) for d in (1, 3))
     few = tuple(Instance(f"rational d={d} seed={s}", SingleHead.random(d, seed=s)) for d in (3, 5) for s in (0, 1))
     from proofs import prove_logit_primitive
@@ -216,8 +220,8 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
         Claim("Thm 4.1: exact W, v in d²+d queries (certified)", inst, _exact_check("certified")),
         Claim("Thm 4.1: exact W, v in d²+d queries (symbolic)", small, _exact_check("symbolic")),
         Claim("Thm 4.1: grid heads bit for bit (certified, grid)", grid_inst, _exact_check("certified", use_grid=True)),
-        Claim("Thm 4.1: float mode error <= 1e-9 for |W| <= 10", float_inst[:-1], _float_check(1e-9)),
-        Claim("Thm 4.1: float mode error <= 1e-6 at |W| ~ 1e3", float_inst[-1:], _float_check(1e-6)),
+        Claim("Thm 4.1: float mode error <= 1e-9 for |W| <= 10", float_inst, _float_check(1e-9)),
+        Claim("Thm 4.1: float mode error <= 1e-6 at |W| ~ 1e3", big, _float_check(1e-6)),
         Claim("v = 0 raises NotIdentifiable after d queries", zero, _v_zero_check),
         Claim("tampered certificate is rejected", few, _tamper_check),
         Claim("out-of-range answer raises OracleInconsistent", few, _liar_check),
