@@ -32,6 +32,7 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import math
 import os
@@ -141,14 +142,34 @@ def max_error_float(W: np.ndarray, v: np.ndarray, truth: SingleHead) -> float:
     return float(max(diffs))
 
 
+class _NoGC:
+    """Collect garbage first, then keep the collector off while timing (as :mod:`timeit` does).
+
+    Without this, a full collection over sympy's caches, grown by earlier symbolic
+    runs, lands inside whichever run happens to trigger it and costs it ~40 ms.
+    """
+
+    def __enter__(self):
+        gc.collect()
+        self._was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc):
+        if self._was:
+            gc.enable()
+
+
 def run_learner(truth: SingleHead, mode: str) -> dict:
     """Learn ``truth`` in ``mode``; the wall time is taken around the learn call only."""
     oracle = FloatOracle(truth) if mode == "float" else ExactOracle(truth)
-    t0 = time.perf_counter()
     try:
-        result = learn_single_head(oracle, mode=mode)
+        with _NoGC():
+            t0 = time.perf_counter()
+            try:
+                result = learn_single_head(oracle, mode=mode)
+            finally:
+                seconds = time.perf_counter() - t0
     except Exception as e:  # reported, not raised: one bad instance must not end the sweep
-        seconds = time.perf_counter() - t0
         return {
             "method": mode,
             "status": "error",
@@ -156,7 +177,6 @@ def run_learner(truth: SingleHead, mode: str) -> dict:
             "seconds": seconds,
             "queries": oracle.count,
         }
-    seconds = time.perf_counter() - t0
     exact_mode = mode != "float"
     return {
         "method": mode,

@@ -165,6 +165,12 @@ class ExpRatio:
         >>> ExpRatio.softmax([fmpq(1), fmpq(1)], [fmpq(2), fmpq(4)]) == ExpRatio.rational(3)
         True
         """
+        if len(scores) == 1:  # one token: the value itself
+            n = ExpPoly.__new__(ExpPoly)
+            n._terms = ((scores[0], values[0]),) if values[0] != 0 else ()
+            d = ExpPoly.__new__(ExpPoly)
+            d._terms = ((scores[0], _ONE_Q),)
+            return cls(n, d)
         order = sorted(range(len(scores)), key=scores.__getitem__)
         num, den = [], []
         last = None
@@ -198,6 +204,8 @@ class ExpRatio:
     def __eq__(self, other) -> bool:
         if not isinstance(other, ExpRatio):
             return NotImplemented
+        if self.den == other.den:  # a/b == c/b  iff  a == c
+            return self.num == other.num
         a, b = self.normalized(), other.normalized()
         if a.num == b.num and a.den == b.den:  # same normal form: equal, no multiplication needed
             return True

@@ -144,23 +144,30 @@ class SingleHead:
         last = rows[-1]
         vq = self._vq
         zero = fmpq(0)
+        s, c = [], []
         if len(last) <= 4:  # sparse query token: W x_N touches len(last) columns
             Wq = self._Wq
-            s = []
             for r in rows:
-                si = zero
+                si = ci = zero
                 for a, x in r:
                     row = Wq[a]
+                    ci += x * vq[a]
                     for b, y in last:
                         si += x * row[b] * y
                 s.append(si)
+                c.append(ci)
         else:
             col = fmpq_mat(self.d, 1, [0] * self.d)
             for b, y in last:
                 col[b, 0] = y
             w = self._Wmat * col
-            s = [sum((x * w[a, 0] for a, x in r), zero) for r in rows]
-        c = [sum((x * vq[a] for a, x in r), zero) for r in rows]
+            for r in rows:
+                si = ci = zero
+                for a, x in r:
+                    si += x * w[a, 0]
+                    ci += x * vq[a]
+                s.append(si)
+                c.append(ci)
         return s, c
 
     def exact(self, X) -> ExpRatio:

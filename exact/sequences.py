@@ -14,6 +14,7 @@ from fractions import Fraction
 from functools import cached_property
 
 import numpy as np
+from flint import fmpq
 
 from .errors import InvalidNumber, ShapeError
 from .numbers import format_rational, to_fraction
@@ -126,12 +127,18 @@ class Sequence:
         """The one-token sequence ``[e_i]``."""
         return cls.sparse(d, [{i: 1}])
 
+    @classmethod
+    def _exact(cls, d: int, rows: tuple) -> "Sequence":
+        """Trusted constructor for learners: ``rows`` are sorted ``(index, Fraction)`` pairs, nonzero."""
+        seq = cls.__new__(cls)
+        object.__setattr__(seq, "d", d)
+        object.__setattr__(seq, "rows", rows)
+        return seq
+
     @cached_property
     def _fmpq_rows(self) -> tuple:
         """The rows with ``fmpq`` values, for fast exact evaluation (computed once)."""
-        from flint import fmpq
-
-        return tuple(tuple((j, fmpq(q.numerator, q.denominator)) for j, q in r) for r in self.rows)
+        return tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
 
     @property
     def length(self) -> int:

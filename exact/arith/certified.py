@@ -168,7 +168,7 @@ class CertifiedArithmetic(Arithmetic):
         while True:
             for m in pending:
                 ell[m], balls[m] = self._candidate(answers[m], *fq[m], state[m], (first[m], m))
-            values = [to_fraction(sum((c * ell[m] * inv_scale[m] for c, m in combo), fmpq(0))) for combo in combos]
+            values = [to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
             if confirm is not None:
                 failed = confirm(values, pending)
             else:
@@ -198,6 +198,18 @@ class CertifiedArithmetic(Arithmetic):
                 if g is not None:
                     return g
             prec = self._next(prec, answers[combo[0][1]], what, lo, hi)
+
+
+def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
+    """``Σ c · ℓ_m / scale_m`` over one combo."""
+    if len(combo) == 1:
+        c, m = combo[0]
+        t = ell[m] * inv_scale[m]
+        return t if c == 1 else c * t
+    total = fmpq(0)
+    for c, m in combo:
+        total += c * ell[m] * inv_scale[m]
+    return total
 
 
 def _what(what) -> str:

@@ -82,15 +82,14 @@ class ProbePlan:
     def sequences(self) -> list[Sequence]:
         """The ``d²`` probe sequences ``[βe_j + γu_k; βe_j]``, column by column."""
         b, g, p, d = self.beta, self.gamma, self.pivot, self.d
+        u = [{k: g} if not self.shifts[k] else {k: g, p: self.shifts[k] * g} for k in range(d)]
         out = []
         for j in range(d):
             query = ((j, b),)
             for k in range(d):
-                a = {j: b}
-                a[k] = a.get(k, 0) + g
-                if self.shifts[k]:
-                    a[p] = a.get(p, 0) + self.shifts[k] * g
-                out.append(Sequence(d, (tuple((i, a[i]) for i in sorted(a) if a[i]), query)))
+                a = dict(u[k])
+                a[j] = a.get(j, 0) + b
+                out.append(Sequence._exact(d, (tuple(sorted((i, x) for i, x in a.items() if x)), query)))
         return out
 
     def measurements(self, v) -> list[Measurement]:
