@@ -14,11 +14,17 @@ __all__ = ["Measurement", "Arithmetic", "primitive_form"]
 
 @dataclass(frozen=True)
 class Measurement:
-    """A logit measurement: ``answer = base + slope·σ(ℓ)`` and the parameter part is ``ℓ/scale``."""
+    """A logit measurement: ``answer = base + slope·σ(ℓ)`` and the parameter part is ``ℓ/scale``.
+
+    ``base_err`` and ``slope_err`` bound the errors of ``base`` and ``slope`` when they
+    come from approximate answers (float mode); they are 0 in the exact modes.
+    """
 
     base: object
     slope: object
     scale: Fraction = Fraction(1)
+    base_err: float = 0.0
+    slope_err: float = 0.0
 
 
 def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:
@@ -56,6 +62,10 @@ class Arithmetic:
 
     def values(self, answers, names):
         raise NotImplementedError
+
+    def value_errors(self, names) -> list[float]:
+        """Error bounds of the values last read under ``names`` (0 for exact arithmetics)."""
+        return [0.0] * len(names)
 
     def combine(self, answers, measurements, combos, names):
         raise NotImplementedError

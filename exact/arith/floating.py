@@ -33,7 +33,7 @@ class FloatArithmetic(Arithmetic):
     def value_errors(self, names) -> list[float]:
         return [self._value_err[n] for n in names]
 
-    def combine(self, answers, measurements, combos, names, *, base_err=None, slope_err=None):
+    def combine(self, answers, measurements, combos, names):
         y = np.array([float(a) for a in answers])
         base = np.array([float(m.base) for m in measurements])
         slope = np.array([float(m.slope) for m in measurements])
@@ -48,7 +48,9 @@ class FloatArithmetic(Arithmetic):
                 "or use mode='certified'"
             )
         ell = np.log(alpha) - np.log1p(-alpha)
-        d_alpha = (self._err(answers) + _as(base_err, len(y)) + np.abs(alpha) * _as(slope_err, len(y))) / np.abs(slope)
+        base_err = np.array([m.base_err for m in measurements])
+        slope_err = np.array([m.slope_err for m in measurements])
+        d_alpha = (self._err(answers) + base_err + np.abs(alpha) * slope_err) / np.abs(slope)
         d_ell = d_alpha / (alpha * (1 - alpha))
         t, dt = ell / scale, d_ell / scale
         out, errs = [], []
@@ -61,6 +63,3 @@ class FloatArithmetic(Arithmetic):
     def errors(self) -> float:
         return self._max_error
 
-
-def _as(x, n):
-    return np.zeros(n) if x is None else np.asarray(x, dtype=float)

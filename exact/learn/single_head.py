@@ -92,13 +92,24 @@ class ProbePlan:
                 out.append(Sequence._exact(d, (tuple(sorted((i, x) for i, x in a.items() if x)), query)))
         return out
 
-    def measurements(self, v) -> list[Measurement]:
-        """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe."""
-        b, g, p = self.beta, self.gamma, self.pivot
+    def measurements(self, v, v_err=None) -> list[Measurement]:
+        """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe.
+
+        ``v_err`` (float mode) bounds the errors of ``v``; they are propagated to
+        ``base`` and ``slope``.
+        """
+        b, g, p, d = self.beta, self.gamma, self.pivot, self.d
         scale = b * g
-        slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(self.d)]
-        base = [b * v[j] for j in range(self.d)]
-        return [Measurement(base[j], slope[k], scale) for j in range(self.d) for k in range(self.d)]
+        slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(d)]
+        base = [b * v[j] for j in range(d)]
+        if not v_err or not any(v_err):
+            return [Measurement(base[j], slope[k], scale) for j in range(d) for k in range(d)]
+        fb, fg = float(b), float(g)
+        base_err = [fb * v_err[j] for j in range(d)]
+        slope_err = [fg * (v_err[k] + abs(self.shifts[k]) * v_err[p]) for k in range(d)]
+        return [
+            Measurement(base[j], slope[k], scale, base_err[j], slope_err[k]) for j in range(d) for k in range(d)
+        ]
 
     def combos(self) -> list[list[tuple[int, int]]]:
         """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j)."""
@@ -201,15 +212,14 @@ def learn_single_head(
     ans_v = ask([Sequence.basis(d, i) for i in range(d)])
     v_names = [f"v[{i}]" for i in range(d)]
     v = arith.values(ans_v, v_names)
-    if isinstance(arith, FloatArithmetic):
-        v_err = arith.value_errors(v_names)
-        if all(abs(x) <= e for x, e in zip(v, v_err)):
-            raise NotIdentifiable(
-                f"v is zero within the oracle's accuracy (max |v_i| = {max(map(abs, v)):.3g}): then f does not "
-                "depend on W and W cannot be identified"
-            )
-    elif not any(v):
-        raise NotIdentifiable("v = 0: then f(X) = 0 for every X, so W has no effect and cannot be identified")
+    v_err = arith.value_errors(v_names)
+    if all(abs(x) <= e for x, e in zip(v, v_err)):
+        if arith.exact:
+            raise NotIdentifiable("v = 0: then f(X) = 0 for every X, so W has no effect and cannot be identified")
+        raise NotIdentifiable(
+            f"v is zero within the oracle's accuracy (max |v_i| = {max(map(abs, v)):.3g}): then f does not "
+            "depend on W and W cannot be identified"
+        )
 
     # Step 2: probes, chosen from v alone.
     beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
@@ -217,13 +227,9 @@ def learn_single_head(
 
     # Step 3: the d² logit measurements.
     ans_t = ask(plan.sequences())
-    meas = plan.measurements(v)
+    meas = plan.measurements(v, v_err)
     names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
     kwargs = {}
-    if isinstance(arith, FloatArithmetic):
-        p, b, g = plan.pivot, float(plan.beta), float(plan.gamma)
-        kwargs["base_err"] = [b * v_err[j] for j in range(d) for _ in range(d)]
-        kwargs["slope_err"] = [g * (v_err[k] + abs(plan.shifts[k]) * v_err[p]) for _ in range(d) for k in range(d)]
     transcript = oracle.transcript[start_count:]
     v_exact = [to_fraction(x) for x in v]
 
