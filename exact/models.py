@@ -387,11 +387,12 @@ def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
         X = X[None]
     if X.ndim != 3 or X.shape[2] != W.shape[0]:
         raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {shape}")
-    # Elementwise products and sums, not BLAS matmul: a sequence's value must not depend
-    # on which batch it is evaluated in (BLAS picks different kernels for different sizes).
-    q = (X[:, -1, None, :] * W).sum(axis=2)  # (n, d): W x_N
-    s = (X * q[:, None, :]).sum(axis=2)
+    # einsum without BLAS (optimize=False), not matmul: a sequence's value must not
+    # depend on which batch it is evaluated in (BLAS picks kernels by size).
+    q = np.einsum("nd,ed->ne", X[:, -1, :], W, optimize=False)  # (n, d): W x_N
+    s = np.einsum("nid,nd->ni", X, q, optimize=False)
     s -= s.max(axis=1, keepdims=True)
     e = np.exp(s)
-    out = (e * (X * v).sum(axis=2)).sum(axis=1) / e.sum(axis=1)
+    c = np.einsum("nid,d->ni", X, v, optimize=False)
+    out = np.einsum("ni,ni->n", e, c, optimize=False) / e.sum(axis=1)
     return float(out[0]) if single else out

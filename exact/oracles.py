@@ -285,8 +285,9 @@ class CallableOracle(Oracle):
 
     def _as_sent(self, seq: Sequence) -> Sequence:
         """The sequence after rounding to float64, which is what ``fn`` really sees."""
-        sent = Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
-        return seq if sent == seq else sent
+        if all(_is_float64(q) for r in seq.rows for _, q in r):
+            return seq
+        return Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
 
     def _answer(self, seq: Sequence) -> Fraction:
         X = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
@@ -300,6 +301,12 @@ class CallableOracle(Oracle):
             raise OracleInconsistent(
                 f"the oracle answered {y!r} to query #{self._count + self._pending + 1} (length {seq.length}): {e}"
             ) from None
+
+
+def _is_float64(q: Fraction) -> bool:
+    """Whether ``q`` is a float64 value (a cheap, sufficient test: 53-bit numerator, power-of-two denominator)."""
+    den = q.denominator
+    return den & (den - 1) == 0 and den.bit_length() < 1000 and q.numerator.bit_length() <= 53
 
 
 class FloatOracle(CallableOracle):

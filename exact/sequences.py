@@ -157,25 +157,24 @@ class Sequence:
 
     def to_numpy(self, dtype=np.float64) -> np.ndarray:
         """The tokens as an ``N × d`` float array (rounded to ``dtype``)."""
-        from .grids import FLOAT16, FLOAT32, FLOAT64
-
-        grid = {np.dtype(np.float64): FLOAT64, np.dtype(np.float32): FLOAT32, np.dtype(np.float16): FLOAT16}.get(np.dtype(dtype))
         a = np.zeros((self.length, self.d), dtype=dtype)
+        if np.dtype(dtype) == np.float64:
+            for i, r in enumerate(self.rows):
+                for j, q in r:
+                    try:
+                        a[i, j] = q.numerator / q.denominator  # int/int division is correctly rounded
+                    except OverflowError:
+                        raise InvalidNumber(f"X[{i}][{j}]: the value does not fit float64") from None
+            return a
+        from .grids import FLOAT16, FLOAT32
+
+        grid = {np.dtype(np.float32): FLOAT32, np.dtype(np.float16): FLOAT16}.get(np.dtype(dtype))
         for i, r in enumerate(self.rows):
             for j, q in r:
-                if grid is FLOAT64:
-                    try:
-                        x = q.numerator / q.denominator  # int/int division is correctly rounded
-                    except OverflowError:
-                        x = np.inf
-                elif grid is not None:
-                    g = grid.round(q)  # round once, exactly: no double rounding through float64
-                    x = float(g) if g is not None else (np.inf if q > 0 else -np.inf)
-                else:
-                    x = float(q)
-                if not np.isfinite(x) or (grid is FLOAT64 and abs(x) == np.inf):
-                    raise InvalidNumber(f"X[{i}][{j}]: {float(q) if abs(q) < 10**300 else 'value'} does not fit {np.dtype(dtype).name}")
-                a[i, j] = x
+                g = grid.round(q) if grid is not None else q  # round once, exactly: no double rounding
+                if g is None:
+                    raise InvalidNumber(f"X[{i}][{j}]: the value does not fit {np.dtype(dtype).name}")
+                a[i, j] = float(g)
         return a
 
     def __neg__(self) -> "Sequence":
