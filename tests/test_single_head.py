@@ -338,3 +338,12 @@ def test_float_mode_with_too_small_w_bound_refuses():
     model = SingleHead([[800, 0], [0, -900]], [1, 1])
     with pytest.raises(PrecisionInsufficient, match="saturated"):
         learn_single_head(FloatOracle(model), mode="float", w_bound=1)
+
+
+def test_precision_state_is_left_unchanged():
+    import flint
+
+    before = (flint.ctx.prec, mpmath.mp.prec)
+    learn_single_head(ExactOracle(SingleHead([[10**4, 1], [2, 3]], [1, "1/3"])))  # escalates precision
+    learn_single_head(CallableOracle(_mpmath_head(((Fraction(1),),), (Fraction(2),)), d=1, accuracy="1e-100"), grid="rational:10")
+    assert (flint.ctx.prec, mpmath.mp.prec) == before
