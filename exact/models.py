@@ -131,6 +131,11 @@ class SingleHead:
     def _vq(self) -> list:
         return [to_fmpq(x) for x in self.v]
 
+    @cached_property
+    def rank(self) -> int:
+        """The exact rank of ``W`` (the head dimension it needs)."""
+        return self._Wmat.rank()
+
     def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
         """``(W, v)`` as float64 arrays (rounded)."""
         return (np.array([[float(x) for x in r] for r in self.W]), np.array([float(x) for x in self.v]))
@@ -260,6 +265,23 @@ class SingleHead:
         for i in rng.choice(d, size=v_zeros, replace=False):
             v[int(i)] = Fraction(0)
         return cls(W, v)
+
+    @classmethod
+    def from_factors(cls, K, Q, v, *, scale=1) -> "SingleHead":
+        """The head with ``W = scale · Kᵀ Q`` (``K, Q`` of shape ``r × d``), so ``rank(W) <= r``.
+
+        Examples
+        --------
+        >>> h = SingleHead.from_factors([[1, 0, 2]], [[0, 1, 1]], [1, 1, 1])
+        >>> h.rank, h.W[2]
+        (1, (Fraction(0, 1), Fraction(2, 1), Fraction(2, 1)))
+        """
+        Qm = as_matrix(Q, name="Q")
+        r, d = len(Qm), len(Qm[0])
+        Km = as_matrix(K, name="K", rows=r, cols=d)
+        c = to_fraction(scale, name="scale")
+        W = [[c * sum((Km[k][i] * Qm[k][j] for k in range(r)), Fraction(0)) for j in range(d)] for i in range(d)]
+        return cls(W, as_vector(v, name="v", size=d))
 
     @classmethod
     def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None) -> "SingleHead":

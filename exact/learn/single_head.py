@@ -33,10 +33,11 @@ from fractions import Fraction
 
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement, get_arithmetic
 from ..certify import failed_entries, make_certificate
-from ..errors import CertificateInvalid, NotIdentifiable
+from ..errors import CertificateInvalid
 from ..models import SingleHead
 from ..numbers import to_fraction
 from ..sequences import Sequence
+from ._common import Asker, read_v
 from .result import LearnResult
 
 __all__ = ["learn_single_head", "single_head_query_count", "ProbePlan"]
@@ -200,26 +201,11 @@ def learn_single_head(
     arith = get_arithmetic(mode, oracle, grid=grid, prec=prec, max_prec=max_prec)
     oracle.require(single_head_query_count(d), what=f"learn_single_head (d={d}, d²+d)")
     start_count = oracle.count
-    timings = {"query": 0.0}
-
-    def ask(seqs):
-        t = time.perf_counter()
-        answers = oracle.query_batch(seqs)
-        timings["query"] += time.perf_counter() - t
-        return answers
+    timings = {}
+    ask = Asker(oracle)
 
     # Step 1: v from one-token queries.
-    ans_v = ask([Sequence.basis(d, i) for i in range(d)])
-    v_names = [f"v[{i}]" for i in range(d)]
-    v = arith.values(ans_v, v_names)
-    v_err = arith.value_errors(v_names)
-    if all(abs(x) <= e for x, e in zip(v, v_err)):
-        if arith.exact:
-            raise NotIdentifiable("v = 0: then f(X) = 0 for every X, so W has no effect and cannot be identified")
-        raise NotIdentifiable(
-            f"v is zero within the oracle's accuracy (max |v_i| = {max(map(abs, v)):.3g}): then f does not "
-            "depend on W and W cannot be identified"
-        )
+    v, v_err = read_v(ask, arith, d)
 
     # Step 2: probes, chosen from v alone.
     beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
@@ -266,6 +252,7 @@ def learn_single_head(
             if not report.holds:  # pragma: no cover - would be a bug in an arithmetic
                 raise CertificateInvalid(f"learn_single_head: internal error, {report.message}")
     timings["certify"] += time.perf_counter() - t
+    timings["query"] = ask.seconds
     timings["total"] = time.perf_counter() - t_start
     timings["solve"] = timings["total"] - timings["query"] - timings["certify"]
     return LearnResult(

@@ -1,0 +1,77 @@
+"""Canonical forms: one representative for parameters that only matter up to a symmetry.
+
+Symmetric objects are compared through these functions, never directly.
+
+:func:`canonical_factors`
+    ``W = Kᵀ Q`` is determined by ``W`` only up to the gauge ``(K, Q) → (G⁻ᵀK, GQ)``
+    with ``G ∈ GL(r)``.  The canonical representative is the *CR decomposition*:
+    ``Q`` is the reduced row echelon form of ``W`` without its zero rows (so ``Q`` has
+    an identity block in the pivot columns), and ``Kᵀ = W[:, pivots]``.  It is exact
+    over ℚ and depends on ``W`` alone.
+"""
+
+from __future__ import annotations
+
+
+from flint import fmpq_mat
+
+from .numbers import to_fmpq, to_fraction
+
+__all__ = ["canonical_factors", "exact_rank", "to_fmpq_mat", "from_fmpq_mat"]
+
+
+def to_fmpq_mat(M) -> fmpq_mat:
+    """A matrix of Fractions (tuple of rows) as a flint ``fmpq_mat``."""
+    rows = len(M)
+    cols = len(M[0]) if rows else 0
+    return fmpq_mat(rows, cols, [to_fmpq(x) for r in M for x in r])
+
+
+def from_fmpq_mat(M: fmpq_mat) -> tuple:
+    """A flint ``fmpq_mat`` as a tuple of rows of Fractions."""
+    return tuple(tuple(to_fraction(M[i, j]) for j in range(M.ncols())) for i in range(M.nrows()))
+
+
+def exact_rank(M) -> int:
+    """The exact rank of a rational matrix.
+
+    >>> exact_rank([[1, 2], [2, 4]])
+    1
+    """
+    A = to_fmpq_mat([[to_fraction(x) for x in r] for r in M])
+    return A.rank()
+
+
+def canonical_factors(W) -> tuple[tuple, tuple]:
+    """The canonical factors ``(K, Q)`` of ``W = Kᵀ Q``, both ``r × d`` with ``r = rank(W)``.
+
+    ``Q`` is the reduced row echelon form of ``W`` (zero rows removed) and
+    ``K = W[:, pivots]ᵀ``.  Two matrices are equal iff their canonical factors are.
+
+    Parameters
+    ----------
+    W : d×d matrix of exact numbers
+
+    Returns
+    -------
+    K, Q : tuples of rows of Fractions (``r`` rows each; empty when ``W = 0``)
+
+    Examples
+    --------
+    >>> K, Q = canonical_factors([[2, 4], [1, 2]])
+    >>> Q
+    ((Fraction(1, 1), Fraction(2, 1)),)
+    >>> K
+    ((Fraction(2, 1), Fraction(1, 1)),)
+    """
+    M = to_fmpq_mat([[to_fraction(x) for x in r] for r in W])
+    R, rank = M.rref()
+    pivots = []
+    for i in range(rank):
+        j = next(j for j in range(R.ncols()) if R[i, j] != 0)
+        pivots.append(j)
+    Q = tuple(tuple(to_fraction(R[i, j]) for j in range(R.ncols())) for i in range(rank))
+    K = tuple(tuple(to_fraction(M[i, p]) for i in range(M.nrows())) for p in pivots)
+    return K, Q
+
+
