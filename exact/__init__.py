@@ -15,7 +15,14 @@ from .errors import (
     ShapeError,
 )
 from .grids import parse_grid
-from .learn import LearnResult, learn_single_head, single_head_query_count
+from .learn import (
+    LearnResult,
+    learn_low_rank,
+    learn_low_rank_cs,
+    learn_single_head,
+    low_rank_query_count,
+    single_head_query_count,
+)
 from .models import SingleHead
 from .oracles import CallableOracle, ExactAnswer, ExactOracle, FloatOracle, Oracle
 from .sequences import Sequence
@@ -32,6 +39,9 @@ __all__ = [
     "ExactAnswer",
     "learn_single_head",
     "single_head_query_count",
+    "learn_low_rank",
+    "low_rank_query_count",
+    "learn_low_rank_cs",
     "LearnResult",
     "Certificate",
     "CheckReport",

@@ -70,6 +70,10 @@ class Arithmetic:
     def combine(self, answers, measurements, combos, names):
         raise NotImplementedError
 
+    def approximate_logits(self, answers, measurements) -> list[float]:
+        """Each logit ``ℓ_m / scale_m`` as a float (for learners that need no exactness)."""
+        raise NotImplementedError(f"{self.name} arithmetic gives no approximate logits; use certified or float")
+
     def errors(self) -> float:
         """The largest estimated parameter error (0 for exact arithmetics)."""
         return 0.0

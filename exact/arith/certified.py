@@ -143,6 +143,23 @@ class CertifiedArithmetic(Arithmetic):
             lo, hi = ball_interval(ell)
             state[0] = self._next(prec, answer, _what(what), lo, hi)
 
+    def approximate_logits(self, answers, measurements, *, bits: int = 60) -> list[float]:
+        """Each logit ``ℓ_m / scale_m`` as a float, from a ball refined to ``bits`` bits (relative, absolute near 0)."""
+        out = []
+        for m, (answer, meas) in enumerate(zip(answers, measurements)):
+            base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
+            prec = self.prec0
+            while True:
+                ell, _ = self._logit_ball(answer, base, slope, prec, f"logit #{m}")
+                if ell is not None:
+                    mid = float(ell.mid())
+                    if float(ell.rad()) <= 2.0**-bits * max(1.0, abs(mid)):  # near 0: absolute accuracy
+                        out.append(mid / float(meas.scale))
+                        break
+                lo, hi = ball_interval(ell) if ell is not None else (None, None)
+                prec = self._next(prec, answer, f"logit #{m}", lo, hi)
+        return out
+
     def combine(self, answers, measurements, combos, names, *, confirm=None):
         """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
 

@@ -33,6 +33,10 @@ class FloatArithmetic(Arithmetic):
     def value_errors(self, names) -> list[float]:
         return [self._value_err[n] for n in names]
 
+    def approximate_logits(self, answers, measurements) -> list[float]:
+        """Each logit ``ℓ_m / scale_m`` in float64 (saturated answers raise PrecisionInsufficient)."""
+        return self.combine(answers, measurements, [[(1, m)] for m in range(len(answers))], None)
+
     def combine(self, answers, measurements, combos, names):
         y = np.array([float(a) for a in answers])
         base = np.array([float(m.base) for m in measurements])

@@ -29,9 +29,9 @@ class LearnResult:
     certificate : Certificate or None
         Transcript plus model; ``certificate.check()`` replays it.  ``None`` in float
         mode.
-    error_estimate : float
+    error_estimate : float or None
         0 for exact results; in float mode a first-order bound on the largest
-        parameter error.
+        parameter error; ``None`` when the method gives no bound (compressed sensing).
     grid : str or None
         The grid the parameters were identified on, if any.
     precision : int
@@ -49,7 +49,7 @@ class LearnResult:
     queries: int
     max_length: int
     certificate: object = field(default=None, repr=False)
-    error_estimate: float = 0.0
+    error_estimate: float | None = 0.0
     grid: str | None = None
     precision: int = 0
     seconds: Mapping = field(default_factory=dict)
