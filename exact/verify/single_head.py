@@ -1,107 +1,17 @@
-"""Check the theorems' claims on real instances: the engine behind ``exact-attention verify``.
-
-Each :class:`Claim` runs a learner on a built-in sweep of instances and records, per
-instance, whether the result is exact (or within the theorem's bound), whether the
-query count is the one SPEC states, and how long it took.  A claim holds only if
-every instance passes.
-"""
+"""The Theorem 4.1 claims (single head, d² + d queries) on a built-in sweep."""
 
 from __future__ import annotations
 
 import dataclasses
-import sys
-import time
-from dataclasses import dataclass, field
 from fractions import Fraction
-from collections.abc import Callable
 
-from .errors import NotIdentifiable, OracleInconsistent
-from .learn import learn_single_head, single_head_query_count
-from .models import SingleHead
-from .oracles import ExactOracle, FloatOracle
+from ..errors import NotIdentifiable, OracleInconsistent
+from ..learn import learn_single_head, single_head_query_count
+from ..models import SingleHead
+from ..oracles import ExactOracle, FloatOracle
+from .core import Claim, Instance
 
-__all__ = ["Claim", "ClaimReport", "single_head_claims", "run_claims", "format_table"]
-
-
-@dataclass(frozen=True)
-class Instance:
-    """One named test instance: a model plus what the claim expects of it."""
-
-    name: str
-    model: SingleHead
-    grid: str | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    instance: str
-    exact: bool
-    count: bool
-    seconds: float
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class ClaimReport:
-    """Per-claim totals: instances, how many were exact (or in bound), how many hit the count."""
-
-    claim: str
-    instances: int
-    exact: int
-    count: int
-    seconds: float
-    failures: tuple = ()
-    outcomes: tuple = ()
-
-    @property
-    def holds(self) -> bool:
-        """All instances passed (a claim checked on no instance does not hold)."""
-        return self.instances > 0 and self.exact == self.instances and self.count == self.instances
-
-    def to_json(self) -> dict:
-        return {
-            "claim": self.claim,
-            "instances": self.instances,
-            "exact": self.exact,
-            "count": self.count,
-            "seconds": round(self.seconds, 3),
-            "holds": self.holds,
-            "failures": [dataclasses.asdict(f) for f in self.failures],
-            "outcomes": [dataclasses.asdict(o) for o in self.outcomes],
-        }
-
-
-@dataclass(frozen=True)
-class Claim:
-    """A statement checked on every instance by ``check(instance) -> (exact, count, note)``."""
-
-    name: str
-    instances: tuple
-    check: Callable = field(repr=False)
-
-    def run(self, progress: Callable[[str], None] | None = None) -> ClaimReport:
-        outcomes = []
-        for k, inst in enumerate(self.instances):
-            if progress:
-                progress(f"{self.name}: {k + 1}/{len(self.instances)} {inst.name}")
-            t = time.perf_counter()
-            try:
-                exact, count, note = self.check(inst)
-            except Exception as e:  # a crash is a failed instance, reported, never hidden
-                exact, count, note = False, False, f"{type(e).__name__}: {e}"
-            outcomes.append(Outcome(inst.name, exact, count, time.perf_counter() - t, note))
-        return ClaimReport(
-            self.name,
-            len(outcomes),
-            sum(o.exact for o in outcomes),
-            sum(o.count for o in outcomes),
-            sum(o.seconds for o in outcomes),
-            tuple(o for o in outcomes if not (o.exact and o.count)),
-            tuple(outcomes),
-        )
-
-
-# -- the Theorem 4.1 sweep -----------------------------------------------------------
+__all__ = ["single_head_claims", "single_head_instances"]
 
 
 def single_head_instances(*, max_d: int = 16, seeds=(0, 1), quick: bool = False) -> tuple[Instance, ...]:
@@ -210,7 +120,7 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
     big = (Instance("float d=4 |W| ~ 1e3", SingleHead.random(4, seed=70, bound=1000)),)
     zero = tuple(Instance(f"v = 0 d={d}", SingleHead([[1] * d] * d, [0] * d)) for d in (1, 3))
     few = tuple(Instance(f"rational d={d} seed={s}", SingleHead.random(d, seed=s)) for d in (3, 5) for s in (0, 1))
-    from proofs import prove_logit_primitive
+    from proofs import prove_logit_primitive  # proofs depends on exact, not the reverse
 
     def proof_check(_inst):
         p = prove_logit_primitive()
@@ -227,35 +137,5 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
         Claim("out-of-range answer raises OracleInconsistent", few, _liar_check),
         Claim("logit primitive identity (symbolic proof)", (Instance("d=1,2,3 + dimension-free", zero[0].model),), proof_check),
     ]
-
-
-def run_claims(claims, *, progress: bool | None = None) -> list[ClaimReport]:
-    """Run claims, showing progress on a terminal (stderr) unless told otherwise."""
-    show = sys.stderr.isatty() if progress is None else progress
-
-    def report(msg: str) -> None:
-        sys.stderr.write("\r\033[K" + msg[:100])
-        sys.stderr.flush()
-
-    out = [c.run(report if show else None) for c in claims]
-    if show:
-        sys.stderr.write("\r\033[K")
-    return out
-
-
-def format_table(reports) -> str:
-    """A plain-text table: claim, instances, exact, count, seconds, verdict."""
-    rows = [("claim", "instances", "exact", "count", "seconds", "")]
-    for r in reports:
-        rows.append(
-            (r.claim, str(r.instances), f"{r.exact}/{r.instances}", f"{r.count}/{r.instances}", f"{r.seconds:.2f}", "ok" if r.holds else "FAIL")
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) for row in rows]
-    lines.insert(1, "-" * len(lines[0]))
-    for r in reports:
-        for f in r.failures[:5]:
-            lines.append(f"  FAIL {r.claim} / {f.instance}: {f.note}")
-    return "\n".join(lines)
 
 

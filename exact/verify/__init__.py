@@ -1,0 +1,39 @@
+"""Check the theorems' claims on real instances: the engine behind ``exact-attention verify``.
+
+:func:`claims` builds the claims of the chosen theorems; :func:`run_claims` runs them
+and :func:`format_table` prints the report.
+"""
+
+from __future__ import annotations
+
+from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims
+from .low_rank import low_rank_claims
+from .single_head import single_head_claims
+
+__all__ = [
+    "THEOREMS",
+    "claims",
+    "Claim",
+    "ClaimReport",
+    "Instance",
+    "Outcome",
+    "run_claims",
+    "format_table",
+    "single_head_claims",
+    "low_rank_claims",
+]
+
+THEOREMS = ("4.1", "5.1")
+
+
+def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
+    """The claims of the given theorems (``"4.1"``: single head, ``"5.1"``: low rank)."""
+    unknown = set(theorems) - set(THEOREMS)
+    if unknown:
+        raise ValueError(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
+    out: list[Claim] = []
+    if "4.1" in theorems:
+        out += single_head_claims(max_d=max_d, quick=quick)
+    if "5.1" in theorems:
+        out += low_rank_claims(quick=quick)
+    return out
