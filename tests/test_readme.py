@@ -15,6 +15,6 @@ def test_readme_api_example_runs():
 def test_readme_starts_with_the_two_commands():
     text = README.read_text()
     assert "pip install . && exact-attention verify" in text
-    assert 'pip install ".[test]" && python -m pytest -q' in text
+    assert 'pip install ".[test,cs]" && python -m pytest -q' in text
     ci = (README.parent / ".ci" / "run").read_text()
-    assert 'pip install ".[test]"' in ci and "python -m pytest -q" in ci
+    assert 'pip install ".[test,cs]"' in ci and "python -m pytest -q" in ci
