@@ -46,8 +46,8 @@ from exact.oracles import ExactOracle  # noqa: E402
 
 BENCH = "low_rank"
 SUCCESS = 1e-6
-PHASE_SHAPES = ((8, 1), (8, 2), (16, 1), (16, 2), (24, 2))
-PHASE_CS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
+PHASE_SHAPES = ((8, 1), (8, 2), (16, 1), (16, 2), (24, 1), (24, 2))
+PHASE_CS = (0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0)
 
 
 def emit(row: dict) -> None:

@@ -22,7 +22,7 @@ from fractions import Fraction
 from flint import arb, ctx
 
 from .errors import CertificateInvalid
-from .expfield import ExpRatio
+from .expfield import ExpRatio, exp_form_from_json
 from .oracles import ExactAnswer, Query, answer_ball
 from .sequences import Sequence
 from .numbers import floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
@@ -216,7 +216,7 @@ def _answer_to_json(answer) -> dict:
 
 def _answer_from_json(data):
     if isinstance(data, dict) and set(data) == {"exact"}:
-        return ExactAnswer(ExpRatio.from_json(data["exact"]))
+        return ExactAnswer(exp_form_from_json(data["exact"]))
     if isinstance(data, dict) and set(data) == {"value"}:
         return parse_rational(data["value"], name="answer")
     raise ValueError(f"answer: expected {{'exact': ...}} or {{'value': 'p/q'}}, got {data!r}")

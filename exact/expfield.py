@@ -18,7 +18,7 @@ from flint import arb, ctx, fmpq
 
 from .numbers import format_rational, to_fmpq, to_fraction
 
-__all__ = ["ExpPoly", "ExpRatio"]
+__all__ = ["ExpPoly", "ExpRatio", "ExpSum", "exp_form_from_json"]
 
 
 def _q(x) -> fmpq:
@@ -201,7 +201,14 @@ class ExpRatio:
             return self
         return ExpRatio(self.num.shifted(q, c), self.den.shifted(q, c))
 
+    def __add__(self, other: "ExpRatio") -> "ExpRatio":
+        if self.den == other.den:
+            return ExpRatio(self.num + other.num, self.den)
+        return ExpRatio(self.num * other.den + other.num * self.den, self.den * other.den)
+
     def __eq__(self, other) -> bool:
+        if isinstance(other, ExpSum):
+            return other == self
         if not isinstance(other, ExpRatio):
             return NotImplemented
         if self.den == other.den:  # a/b == c/b  iff  a == c
@@ -288,6 +295,101 @@ def _exp_scaled(x: fmpq, prec: int) -> arb:
         return arb(x).exp()
     with ctx.workprec(bits):
         return arb(x).exp()
+
+
+class ExpSum:
+    """An exact real ``Σ_g num_g / den_g``: a sum of exp-ratios, such as a multi-head output.
+
+    Terms are kept in a normal form: each denominator is scaled so its lowest term is
+    ``1·e^0``, terms with the same denominator are merged (heads with equal score
+    vectors merge here), and zero numerators are dropped.  Equal normal forms mean
+    equal values; otherwise equality is decided exactly by bringing everything over
+    one denominator (always correct, costlier).
+
+    Examples
+    --------
+    >>> a = ExpRatio(ExpPoly([(1, 0), (2, 1)]), ExpPoly([(1, 0), (1, 1)]))
+    >>> b = ExpRatio(ExpPoly([(3, 0), (2, 1)]), ExpPoly([(1, 0), (1, 1)]))
+    >>> ExpSum([a, b]) == ExpRatio.rational(4)
+    True
+    >>> len(ExpSum([a, b]).terms)
+    1
+    """
+
+    __slots__ = ("terms",)
+
+    def __init__(self, ratios=()):
+        groups: list = []  # [(den, num)] with normalised dens
+        for r in ratios:
+            if isinstance(r, ExpSum):
+                items = r.terms
+            else:
+                n = r.normalized()
+                items = ((n.den, n.num),)
+            for den, num in items:
+                for i, (d2, n2) in enumerate(groups):
+                    if d2 == den:
+                        groups[i] = (d2, n2 + num)
+                        break
+                else:
+                    groups.append((den, num))
+        kept = [(d, n) for d, n in groups if not n.is_zero()]
+        kept.sort(key=lambda t: tuple((q, c) for q, c in t[0].terms))
+        self.terms = tuple(kept)
+
+    def as_ratio(self) -> ExpRatio:
+        """The sum over one common denominator."""
+        total = ExpRatio.rational(0)
+        for den, num in self.terms:
+            total = total + ExpRatio(num, den)
+        return total
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ExpRatio):
+            other = ExpSum([other])
+        if not isinstance(other, ExpSum):
+            return NotImplemented
+        if self.terms == other.terms:
+            return True
+        return self.as_ratio() == other.as_ratio()
+
+    __hash__ = None
+
+    def ball(self, prec: int) -> arb:
+        """A rigorous ball for the value at ``prec`` bits."""
+        total = arb(0)
+        old = ctx.prec
+        try:
+            for den, num in self.terms:
+                b = ExpRatio(num, den).ball(prec)
+                ctx.prec = prec
+                total += b
+        finally:
+            ctx.prec = old
+        return total
+
+    def sympy(self):
+        """The exact sympy expression, a sum of ratios."""
+        import sympy
+
+        return sympy.Add(*[ExpRatio(n, d).sympy() for d, n in self.terms])
+
+    def to_json(self) -> dict:
+        return {"sum": [ExpRatio(n, d).to_json() for d, n in self.terms]}
+
+    @classmethod
+    def from_json(cls, data) -> "ExpSum":
+        if not isinstance(data, dict) or set(data) != {"sum"} or not isinstance(data["sum"], list):
+            raise ValueError(f"exp-sum: expected {{'sum': [ratios]}}, got {data!r}")
+        return cls(ExpRatio.from_json(r) for r in data["sum"])
+
+    def __repr__(self) -> str:
+        return f"ExpSum({[ExpRatio(n, d) for d, n in self.terms]!r})"
+
+
+def exp_form_from_json(data):
+    """An :class:`ExpRatio` or :class:`ExpSum` from its JSON form."""
+    return ExpSum.from_json(data) if isinstance(data, dict) and "sum" in data else ExpRatio.from_json(data)
 
 
 def _merge(pairs: list) -> tuple:
