@@ -23,7 +23,9 @@ from .learn import (
     low_rank_query_count,
     single_head_query_count,
 )
+from .canonical import canonical_factors, canonical_form
 from .models import SingleHead
+from .multihead import MultiHead
 from .oracles import CallableOracle, ExactAnswer, ExactOracle, FloatOracle, Oracle
 from .sequences import Sequence
 
@@ -31,6 +33,9 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SingleHead",
+    "MultiHead",
+    "canonical_form",
+    "canonical_factors",
     "Sequence",
     "Oracle",
     "ExactOracle",

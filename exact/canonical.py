@@ -17,7 +17,7 @@ from flint import fmpq_mat
 
 from .numbers import to_fmpq, to_fraction
 
-__all__ = ["canonical_factors", "exact_rank", "to_fmpq_mat", "from_fmpq_mat"]
+__all__ = ["canonical_factors", "canonical_form", "exact_rank", "to_fmpq_mat", "from_fmpq_mat"]
 
 
 def to_fmpq_mat(M) -> fmpq_mat:
@@ -75,3 +75,37 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     return K, Q
 
 
+
+
+def canonical_form(model):
+    """The canonical form of a multi-head model: merge equal ``W``, drop zero ``v``, sort by ``W``.
+
+    Parameters
+    ----------
+    model : MultiHead
+
+    Returns
+    -------
+    MultiHead
+        Pairwise distinct ``W``, nonzero ``v``, heads in increasing order of
+        ``(W row by row, v)``; compare with ``==``.
+
+    Examples
+    --------
+    >>> from exact.multihead import MultiHead
+    >>> m = MultiHead([([[1]], [2]), ([[0]], [0]), ([[1]], [-3])])
+    >>> canonical_form(m)
+    MultiHead(heads=(SingleHead(W=((Fraction(1, 1),),), v=(Fraction(-1, 1),)),), d=1)
+    """
+    from .models import SingleHead
+    from .multihead import MultiHead
+
+    groups: dict = {}
+    for h in model.heads:
+        if h.W in groups:
+            groups[h.W] = tuple(a + b for a, b in zip(groups[h.W], h.v))
+        else:
+            groups[h.W] = h.v
+    heads = [SingleHead(W, v) for W, v in groups.items() if any(v)]
+    heads.sort(key=lambda h: (h.W, h.v))
+    return MultiHead(heads, d=model.d)

@@ -14,6 +14,7 @@ from pathlib import Path
 from .certify import Certificate, certificate_from_json, certificate_to_json
 from .errors import ExactAttentionError, InvalidFormat
 from .models import SingleHead
+from .multihead import MultiHead
 
 __all__ = [
     "MODEL_KINDS",
@@ -26,7 +27,7 @@ __all__ = [
     "dump_json",
 ]
 
-MODEL_KINDS = {"single-head": SingleHead}
+MODEL_KINDS = {"single-head": SingleHead, "multi-head": MultiHead}
 
 
 def model_from_json(data):

@@ -413,7 +413,8 @@ BAD_MODELS = {
     "d-mismatch": (_model([["1", "0"], ["0", "1"]], ["1", "1"], d=3), ["d"]),
     "W-not-a-matrix": (_model(5, ["1"]), ["W"]),
     "missing-v": ({"kind": "single-head", "W": [["1"]]}, ["missing", "v"]),
-    "unknown-kind": (_model([["1", "0"], ["0", "1"]], ["1", "1"]) | {"kind": "multi-head"}, ["unknown kind", "multi-head"]),
+    "unknown-kind": (_model([["1", "0"], ["0", "1"]], ["1", "1"]) | {"kind": "mixture-of-experts"}, ["unknown kind", "mixture-of-experts"]),
+    "multi-head-for-single-head": ({"kind": "multi-head", "d": 1, "heads": [{"W": [["1"]], "v": ["1"]}]}, ["single-head"]),
     "json-list": ([["1"]], ["expected a JSON object"]),
 }
 

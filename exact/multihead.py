@@ -1,0 +1,137 @@
+"""Multi-head attention with exact parameters [BSHK26, KKG26].
+
+    f(X) = Σ_{h=1}^{H} softmax(X W_h x_N)ᵀ (X v_h)
+
+:class:`MultiHead` is an ordered tuple of :class:`~exact.models.SingleHead` heads.  Its
+parameters are not identifiable: heads with equal ``W`` can share their ``v`` in any
+way, heads with ``v = 0`` can be added or dropped, and heads can be permuted
+(Proposition 7.1 of [BSHK26]).  :func:`exact.canonical.canonical_form` picks one
+representative; two parameterisations define the same map iff their canonical
+forms are equal ([KKG26]).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import ShapeError
+from .expfield import ExpSum
+from .grids import parse_grid
+from .models import SingleHead, evaluate_float
+
+__all__ = ["MultiHead"]
+
+
+@dataclass(frozen=True)
+class MultiHead:
+    """``H >= 0`` softmax heads on tokens of dimension ``d``, summed.
+
+    Parameters
+    ----------
+    heads : sequence of SingleHead or (W, v) pairs
+        The heads, in order (order matters for equality as parameters, not for the map).
+    d : int, optional
+        Token dimension; required only when there are no heads.
+
+    Examples
+    --------
+    >>> m = MultiHead([([[1, 0], [0, 1]], [1, 0]), ([[0, 1], [1, 0]], [0, "1/2"])])
+    >>> m.H, m.d
+    (2, 2)
+    >>> round(m.float([[1, 0], [0, 1]]), 12)
+    0.403412132055
+    """
+
+    heads: tuple
+    d: int | None = None
+
+    def __post_init__(self):
+        try:
+            items = list(self.heads)
+        except TypeError:
+            raise ShapeError(f"heads: expected a list of heads, got {type(self.heads).__name__}") from None
+        heads = []
+        for i, h in enumerate(items):
+            if isinstance(h, SingleHead):
+                heads.append(h)
+            elif isinstance(h, (tuple, list)) and len(h) == 2:
+                heads.append(SingleHead(h[0], h[1]))
+            else:
+                raise ShapeError(f"heads[{i}]: expected a SingleHead or a (W, v) pair, got {type(h).__name__}")
+        dims = {h.d for h in heads}
+        if len(dims) > 1:
+            raise ShapeError(f"heads: expected every head to have the same d, got {sorted(dims)}")
+        d = dims.pop() if dims else self.d
+        if d is None:
+            raise ShapeError("d: a model with no heads needs d given explicitly")
+        if self.d is not None and self.d != d:
+            raise ShapeError(f"d: given d={self.d} but the heads have d={d}")
+        if not isinstance(d, int) or d < 1:
+            raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
+        object.__setattr__(self, "heads", tuple(heads))
+        object.__setattr__(self, "d", d)
+
+    @property
+    def H(self) -> int:
+        """The number of heads."""
+        return len(self.heads)
+
+    def exact(self, X) -> ExpSum:
+        """The exact value ``f(X)`` as a sum of exp-ratios (heads with equal scores merge)."""
+        return ExpSum([h.exact(X) for h in self.heads])
+
+    def ball(self, X, *, prec: int = 128):
+        """A rigorous ``arb`` ball for ``f(X)`` at ``prec`` bits."""
+        return self.exact(X).ball(prec)
+
+    def sympy(self, X):
+        """The exact sympy expression of ``f(X)``."""
+        return self.exact(X).sympy()
+
+    def float(self, X):
+        """``f`` in float64, for ``(N, d)`` or ``(n, N, d)`` inputs."""
+        X = np.asarray(X, dtype=np.float64)
+        out = sum((evaluate_float(*h.to_numpy(), X) for h in self.heads), 0.0)
+        if not self.heads:
+            out = 0.0 if X.ndim == 2 else np.zeros(X.shape[0])
+        return out
+
+    @classmethod
+    def random(cls, d: int, H: int, *, seed=None, grid="rational:7", bound=2, v_zeros: int = 0) -> "MultiHead":
+        """``H`` independent random heads (see :meth:`SingleHead.random`), seeded.
+
+        >>> MultiHead.random(2, 3, seed=0) == MultiHead.random(2, 3, seed=0)
+        True
+        """
+        if not isinstance(H, int) or H < 0:
+            raise ValueError(f"H: expected a non-negative number of heads, got {H!r}")
+        if seed is not None and not (isinstance(seed, int) and seed >= 0):
+            raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
+        parse_grid(grid)
+        rng = np.random.default_rng(seed)
+        seeds = rng.integers(0, 2**31, size=H)
+        return cls([SingleHead.random(d, seed=int(s), grid=grid, bound=bound, v_zeros=v_zeros) for s in seeds], d=d)
+
+    def to_json(self) -> dict:
+        """``{"kind": "multi-head", "d": d, "heads": [{"W": ..., "v": ...}, ...]}``."""
+        return {
+            "kind": "multi-head",
+            "d": self.d,
+            "heads": [{"W": h.to_json()["W"], "v": h.to_json()["v"]} for h in self.heads],
+        }
+
+    @classmethod
+    def from_json(cls, data) -> "MultiHead":
+        if not isinstance(data, dict) or data.get("kind") != "multi-head":
+            raise ShapeError("model: expected a JSON object of kind 'multi-head'")
+        heads = data.get("heads")
+        if not isinstance(heads, list):
+            raise ShapeError("model: expected a list 'heads'")
+        parsed = []
+        for i, h in enumerate(heads):
+            if not isinstance(h, dict) or set(h) != {"W", "v"}:
+                raise ShapeError(f"heads[{i}]: expected an object with 'W' and 'v'")
+            parsed.append(SingleHead(h["W"], h["v"]))
+        return cls(parsed, d=data.get("d"))
