@@ -113,7 +113,7 @@ def _cmd_random(args) -> int:
 def _cmd_learn(args) -> int:
     model = load_model(args.model)
     if not isinstance(model, SingleHead):
-        raise ExactAttentionError(f"--model: expected a single-head model, got {type(model).__name__}")
+        raise ExactAttentionError(f"{args.model}: expected a single-head model, got a {type(model).__name__}")
     if args.model_kind == "single-head":
         oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
         w_bound = to_fraction(args.w_bound, name="--w-bound")
