@@ -6,6 +6,7 @@ Subcommands::
     exact-attention random low-rank --d D --rank R --seed S
     exact-attention learn single-head --model FILE [--mode M] [--json]
     exact-attention learn low-rank --model FILE [--rank R] [--method sketch|cs] [--json]
+    exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
     exact-attention verify [--quick] [--json]                          check the theorems' claims
 
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import sys
+from fractions import Fraction
 
 import numpy as np
 
@@ -84,6 +86,15 @@ def build_parser() -> argparse.ArgumentParser:
     ll.add_argument("--seed", type=int, default=0, help="seed of the sketches / Gaussian probes")
     ll.add_argument("--json", action="store_true", help="print the result as JSON")
     ll.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (sketch method)")
+
+    ce = sub.add_parser("counterexample", help="Prop. 7.1: a different multi-head parameterisation with the same map, proved")
+    ce.add_argument("--d", type=int, required=True, help="token dimension")
+    ce.add_argument("--heads", type=int, required=True, help="number of heads H of the random model")
+    ce.add_argument("--seed", type=int, default=0)
+    ce.add_argument("--kind", choices=("split", "zero", "permute", "mixed"), default="mixed")
+    ce.add_argument("--model", default=None, help="start from this multi-head model file instead of a random one")
+    ce.add_argument("--inputs", type=int, default=3, help="random inputs to evaluate both maps on exactly")
+    ce.add_argument("--json", action="store_true")
 
     c = sub.add_parser("certify", help="re-check a certificate file by replaying its transcript")
     c.add_argument("file")
@@ -179,6 +190,52 @@ def _print_result(result, model, claim: str) -> int:
     return 0 if (same or not result.exact) else EXIT_FAIL
 
 
+def _cmd_counterexample(args) -> int:
+    import random
+
+    from proofs.multihead import construct, prove_equivalent
+
+    from .multihead import MultiHead
+
+    if args.model is not None:
+        a = load_model(args.model)
+        if not isinstance(a, MultiHead):
+            raise ExactAttentionError(f"{args.model}: expected a multi-head model, got a {type(a).__name__}")
+    else:
+        a = MultiHead.random(args.d, args.heads, seed=args.seed)
+    b = construct(a, args.kind, seed=args.seed + 1)
+    proof = prove_equivalent(a, b)
+    rng = random.Random(args.seed)
+    evaluations = []
+    for k in range(args.inputs):
+        N = 1 + rng.randrange(6)
+        X = [[Fraction(rng.randint(-6, 6), rng.randint(1, 4)) for _ in range(a.d)] for _ in range(N)]
+        fa, fb = a.exact(X), b.exact(X)
+        evaluations.append({
+            "X": [[format_rational(x) for x in row] for row in X],
+            "f_A": fa.ball(128).str(25, radius=False),
+            "f_B": fb.ball(128).str(25, radius=False),
+            "equal": fa == fb,
+        })
+    if args.json:
+        print(json.dumps({"kind": args.kind, "A": a.to_json(), "B": b.to_json(), "proof": proof.to_json(),
+                          "evaluations": evaluations}, indent=1))
+    else:
+        for name, m in (("A", a), (f"B ({args.kind})", b)):
+            print(f"Model {name}: d={m.d}, H={m.H}")
+            for h, head in enumerate(m.heads):
+                W = "; ".join(", ".join(format_rational(x) for x in row) for row in head.W)
+                print(f"  head {h + 1}: W = [{W}]  v = [{', '.join(format_rational(x) for x in head.v)}]")
+        print(f"\n{proof.name}: {'PROVED' if proof.verified else 'NOT PROVED'}: {proof.statement}")
+        for i, step in enumerate(proof.steps, 1):
+            print(f"  {i}. {step}")
+        print("\nExact evaluation on random inputs:")
+        for e in evaluations:
+            verdict = "equal (decided exactly)" if e["equal"] else "DIFFERENT"
+            print(f"  N={len(e['X'])}: f_A = {e['f_A']}…  f_B = {e['f_B']}…  {verdict}")
+    return 0 if proof.verified and all(e["equal"] for e in evaluations) else EXIT_FAIL
+
+
 def _cmd_certify(args) -> int:
     cert = load_certificate(args.file)
     report = cert.check()
@@ -206,7 +263,13 @@ def _cmd_verify(args) -> int:
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
 
 
-_COMMANDS = {"random": _cmd_random, "learn": _cmd_learn, "certify": _cmd_certify, "verify": _cmd_verify}
+_COMMANDS = {
+    "random": _cmd_random,
+    "learn": _cmd_learn,
+    "counterexample": _cmd_counterexample,
+    "certify": _cmd_certify,
+    "verify": _cmd_verify,
+}
 
 
 def main(argv=None) -> int:
