@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims
 from .low_rank import low_rank_claims
+from .multihead import multihead_claims
 from .single_head import single_head_claims
 
 __all__ = [
@@ -21,13 +22,14 @@ __all__ = [
     "format_table",
     "single_head_claims",
     "low_rank_claims",
+    "multihead_claims",
 ]
 
-THEOREMS = ("4.1", "5.1")
+THEOREMS = ("4.1", "5.1", "7.1")
 
 
 def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
-    """The claims of the given theorems (``"4.1"``: single head, ``"5.1"``: low rank)."""
+    """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"7.1"`` multi-head)."""
     unknown = set(theorems) - set(THEOREMS)
     if unknown:
         raise ValueError(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
@@ -36,4 +38,6 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[C
         out += single_head_claims(max_d=max_d, quick=quick)
     if "5.1" in theorems:
         out += low_rank_claims(quick=quick)
+    if "7.1" in theorems:
+        out += multihead_claims(quick=quick)
     return out

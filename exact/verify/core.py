@@ -51,6 +51,7 @@ class ClaimReport:
     failures: tuple = ()
     outcomes: tuple = ()
     skipped: str | None = None
+    counts: bool = True
 
     @property
     def holds(self) -> bool:
@@ -80,16 +81,21 @@ class Claim:
     """A statement checked on every instance by ``check(instance) -> (exact, count, note)``.
 
     ``requires`` names an optional module; without it the claim is skipped.
+    ``counts=False`` marks claims with no query count (proofs, constructions): their
+    count column shows "—" and does not enter the verdict.
     """
 
     name: str
     instances: tuple
     check: Callable = field(repr=False)
     requires: str | None = None
+    counts: bool = True
 
     def run(self, progress: Callable[[str], None] | None = None) -> ClaimReport:
         if self.requires is not None and not _importable(self.requires):
-            return ClaimReport(self.name, len(self.instances), 0, 0, 0.0, skipped=f"{self.requires} is not installed")
+            return ClaimReport(
+                self.name, len(self.instances), 0, 0, 0.0, skipped=f"{self.requires} is not installed", counts=self.counts
+            )
         outcomes = []
         for k, inst in enumerate(self.instances):
             if progress:
@@ -99,6 +105,8 @@ class Claim:
                 exact, count, note = self.check(inst)
             except Exception as e:  # a crash is a failed instance, reported, never hidden
                 exact, count, note = False, False, f"{type(e).__name__}: {e}"
+            if not self.counts:
+                count = True
             outcomes.append(Outcome(inst.name, exact, count, time.perf_counter() - t, note))
         return ClaimReport(
             self.name,
@@ -108,6 +116,7 @@ class Claim:
             sum(o.seconds for o in outcomes),
             tuple(o for o in outcomes if not (o.exact and o.count)),
             tuple(outcomes),
+            counts=self.counts,
         )
 
 
@@ -136,7 +145,8 @@ def format_table(reports) -> str:
     rows = [("claim", "instances", "exact", "count", "seconds", "")]
     for r in reports:
         n = r.instances
-        rows.append((r.claim, str(n), f"{r.exact}/{n}", f"{r.count}/{n}", f"{r.seconds:.2f}", r.status))
+        count = f"{r.count}/{n}" if r.counts else "—"
+        rows.append((r.claim, str(n), f"{r.exact}/{n}", count, f"{r.seconds:.2f}", r.status))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = [
         "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
