@@ -152,8 +152,8 @@ def learn_low_rank(
             "for float or approximate oracles use learn_low_rank_cs, or learn_single_head with a grid"
         )
     arith = get_arithmetic(mode, oracle, prec=prec, max_prec=max_prec)
-    budget = low_rank_query_count(d, rank) if rank is not None else low_rank_query_count(d, d)
-    oracle.require(budget if rank is not None else d, what=f"learn_low_rank (d={d}, r={rank})")
+    # With r known the whole count is checked up front; otherwise step by step.
+    oracle.require(low_rank_query_count(d, rank) if rank is not None else d, what=f"learn_low_rank (d={d}, r={rank})")
     start = oracle.count
     ask = Asker(oracle)
     rng = np.random.default_rng(seed)
