@@ -46,7 +46,8 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     """The canonical factors ``(K, Q)`` of ``W = Kᵀ Q``, both ``r × d`` with ``r = rank(W)``.
 
     ``Q`` is the reduced row echelon form of ``W`` (zero rows removed) and
-    ``K = W[:, pivots]ᵀ``.  Two matrices are equal iff their canonical factors are.
+    ``K = W[:, pivots]ᵀ``.  Two matrices of the same size are equal iff their
+    canonical factors are (every zero matrix has the empty factors).
 
     Parameters
     ----------

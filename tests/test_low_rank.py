@@ -116,6 +116,7 @@ def _learn_exact(model: SingleHead, rank, mode: str = "certified", **kw):
         want = low_rank_query_count(d, r)
         assert want == _formula(d, r) == 2 * r * d - r * r + d
     else:  # a larger bound than the truth: the row sketch only has the true rank's rows
+        assert rank > r
         want = d + d * rank + r * (d - rank)
     assert result.queries == oracle.count == want
     assert len(result.certificate.transcript) == want
@@ -637,6 +638,14 @@ def test_cs_explicit_m_overrides_C():
 def test_cs_bad_arguments(kw, error, match):
     oracle = ExactOracle(SingleHead.random(8, seed=0, rank=2))
     with pytest.raises(error, match=match):
+        learn_low_rank_cs(oracle, **kw)
+    assert oracle.count == 0
+
+
+@pytest.mark.parametrize("kw", [dict(rank=True), dict(rank=2, m=True)])
+def test_cs_refuses_booleans_like_the_sketch_learner(kw):
+    oracle = ExactOracle(SingleHead.random(8, seed=0, rank=2), budget=0)  # never reaches the solver
+    with pytest.raises(ShapeError if kw.get("m") is None else ValueError, match="expected"):
         learn_low_rank_cs(oracle, **kw)
     assert oracle.count == 0
 

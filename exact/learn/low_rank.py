@@ -125,8 +125,7 @@ def learn_low_rank(
     Raises
     ------
     ValueError
-        For ``mode="float"``, a grid, or an approximate oracle: the sketch learner is
-        exact.  Use :func:`learn_low_rank_cs` or :func:`learn_single_head` instead.
+        For ``mode="float"`` or an approximate oracle: the sketch learner is exact.  Use :func:`learn_low_rank_cs` or :func:`learn_single_head` instead.
     NotIdentifiable, PrecisionInsufficient, OracleInconsistent, QueryBudgetExceeded
         As in :func:`~exact.learn.learn_single_head`.
 

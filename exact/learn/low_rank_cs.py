@@ -110,11 +110,11 @@ def learn_low_rank_cs(
     """
     t_start = time.perf_counter()
     d = oracle.d
-    if not isinstance(rank, int) or not 1 <= rank <= d:
+    if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= d:
         raise ShapeError(f"rank: expected an integer 1 <= r <= d = {d}, got {rank!r}")
     if m is None:
         m = cs_measurements(d, rank, C)
-    if not isinstance(m, int) or m < 1:
+    if not isinstance(m, int) or isinstance(m, bool) or m < 1:
         raise ValueError(f"m: expected a positive number of projections, got {m!r}")
     oracle.require(d + m, what=f"learn_low_rank_cs (d + m = {d} + {m})")
     arith = CertifiedArithmetic(oracle) if oracle.exact else FloatArithmetic(oracle)
