@@ -86,6 +86,27 @@ class Proof:
         object.__setattr__(self, "steps", tuple(self.steps))
         object.__setattr__(self, "details", MappingProxyType(_to_plain(self.details)))
 
+    @classmethod
+    def from_checks(cls, name: str, statement: str, method: str, checks, **details) -> "Proof":
+        """A proof made of checks ``(label, sentence, ok)``: verified iff every check is ok.
+
+        The sentences become the steps and ``details["checks"]`` maps labels to verdicts.
+
+        >>> from collections import namedtuple
+        >>> C = namedtuple("C", "label sentence ok")
+        >>> Proof.from_checks("x", "1 = 1", "trivial", [C("a", "1 - 1 = 0", True)]).verified
+        True
+        """
+        checks = list(checks)
+        return cls(
+            name=name,
+            statement=statement,
+            verified=all(c.ok for c in checks),
+            method=method,
+            steps=tuple(c.sentence for c in checks),
+            details={**details, "checks": {c.label: c.ok for c in checks}},
+        )
+
     def to_json(self) -> dict[str, Any]:
         """Return the proof as a dictionary of plain JSON types.
 

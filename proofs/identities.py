@@ -265,17 +265,13 @@ def prove_attention_oddness(
     for d in dims:
         for n in lengths:
             checks += _oddness_checks(d, n)
-    return Proof(
-        name="attention oddness",
-        statement=_ODD_STATEMENT,
-        verified=all(check.ok for check in checks),
-        method=_ODD_METHOD,
-        steps=tuple(check.sentence for check in checks),
-        details={
-            "dims": list(dims),
-            "lengths": list(lengths),
-            "checks": {check.label: check.ok for check in checks},
-        },
+    return Proof.from_checks(
+        "attention oddness",
+        _ODD_STATEMENT,
+        _ODD_METHOD,
+        checks,
+        dims=list(dims),
+        lengths=list(lengths),
     )
 
 
@@ -464,19 +460,15 @@ def _odd_part_proof(
             conclusion,
         )
     )
-    return Proof(
-        name="transformer odd part",
-        statement=_TRANSFORMER_STATEMENT,
-        verified=all(check.ok for check in checks),
-        method=_TRANSFORMER_METHOD,
-        steps=tuple(check.sentence for check in checks),
-        details={
-            "dims": list(dims),
-            "hidden": list(hidden),
-            "lengths": list(lengths),
-            "combination": "T(X) - T(-X)" if sign == -1 else "T(X) + T(-X)",
-            "checks": {check.label: check.ok for check in checks},
-        },
+    return Proof.from_checks(
+        "transformer odd part",
+        _TRANSFORMER_STATEMENT,
+        _TRANSFORMER_METHOD,
+        checks,
+        dims=list(dims),
+        hidden=list(hidden),
+        lengths=list(lengths),
+        combination="T(X) - T(-X)" if sign == -1 else "T(X) + T(-X)",
     )
 
 
@@ -725,16 +717,12 @@ def prove_token_copy(*, heads: Iterable[int] = (1, 2, 3)) -> Proof:
     checks = [_bilinear_copy_check()]
     for n_heads in heads:
         checks += _token_copy_checks(n_heads)
-    return Proof(
-        name="token copy",
-        statement=_COPY_STATEMENT,
-        verified=all(check.ok for check in checks),
-        method=_COPY_METHOD,
-        steps=tuple(check.sentence for check in checks),
-        details={
-            "heads": list(heads),
-            "checks": {check.label: check.ok for check in checks},
-        },
+    return Proof.from_checks(
+        "token copy",
+        _COPY_STATEMENT,
+        _COPY_METHOD,
+        checks,
+        heads=list(heads),
     )
 
 

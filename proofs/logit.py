@@ -323,14 +323,10 @@ def prove_logit_primitive(*, dims: Iterable[int] = (1, 2, 3)) -> Proof:
     checks = _dimension_free_checks()
     for d in dims:
         checks += _symbolic_matrix_checks(d)
-    return Proof(
-        name="logit primitive",
-        statement=_STATEMENT,
-        verified=all(check.ok for check in checks),
-        method=_METHOD,
-        steps=tuple(check.sentence for check in checks),
-        details={
-            "dims": list(dims),
-            "checks": {check.label: check.ok for check in checks},
-        },
+    return Proof.from_checks(
+        "logit primitive",
+        _STATEMENT,
+        _METHOD,
+        checks,
+        dims=list(dims),
     )

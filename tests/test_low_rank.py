@@ -34,6 +34,7 @@ from exact.certify import check_transcript
 from exact.cli import main
 from exact.learn import cs_measurements
 from exact.learn.low_rank_cs import DEFAULT_C
+from public_only import PublicOnly
 
 EXACT_MODES = ("certified", "symbolic")
 
@@ -388,35 +389,12 @@ def test_certificate_covers_only_this_run_of_a_reused_oracle():
     assert second.certificate.check().holds
 
 
-class _PublicOnly:
-    """Exposes exactly the public oracle interface, nothing else (no model anywhere)."""
-
-    def __init__(self, oracle):
-        self._o = oracle
-
-    d = property(lambda self: self._o.d)
-    exact = property(lambda self: self._o.exact)
-    accuracy = property(lambda self: self._o.accuracy)
-    rtol = property(lambda self: self._o.rtol)
-    count = property(lambda self: self._o.count)
-    transcript = property(lambda self: self._o.transcript)
-
-    def require(self, n, *, what=""):
-        return self._o.require(n, what=what)
-
-    def error_bound(self, answer):
-        return self._o.error_bound(answer)
-
-    def query_batch(self, Xs):
-        return self._o.query_batch(Xs)
-
-
 @pytest.mark.parametrize("mode", EXACT_MODES)
 @pytest.mark.parametrize("rank", [2, None])
 def test_learner_uses_only_the_public_oracle_interface(mode, rank):
     model = SingleHead.random(6, seed=2, rank=2, v_zeros=1)
     inner = ExactOracle(model)
-    result = learn_low_rank(_PublicOnly(inner), rank=rank, mode=mode)
+    result = learn_low_rank(PublicOnly(inner), rank=rank, mode=mode)
     assert result.model == model
     assert result.queries == inner.count == low_rank_query_count(6, 2, rank_known=rank is not None)
     assert result.certificate.check().holds

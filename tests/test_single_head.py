@@ -26,6 +26,7 @@ from exact import (
 from exact.learn import ProbePlan
 from exact.oracles import ExactAnswer
 from exact.sequences import Sequence
+from public_only import PublicOnly
 
 EXACT_MODES = ("certified", "symbolic")
 
@@ -210,33 +211,10 @@ def test_symbolic_needs_an_exact_oracle():
 # -- honesty: the learner reads the oracle only through its public interface ---------
 
 
-class _PublicOnly:
-    """Exposes exactly the public oracle interface, nothing else (no model anywhere)."""
-
-    def __init__(self, oracle):
-        self._o = oracle
-
-    d = property(lambda self: self._o.d)
-    exact = property(lambda self: self._o.exact)
-    accuracy = property(lambda self: self._o.accuracy)
-    rtol = property(lambda self: self._o.rtol)
-    count = property(lambda self: self._o.count)
-    transcript = property(lambda self: self._o.transcript)
-
-    def require(self, n, *, what=""):
-        return self._o.require(n, what=what)
-
-    def error_bound(self, answer):
-        return self._o.error_bound(answer)
-
-    def query_batch(self, Xs):
-        return self._o.query_batch(Xs)
-
-
 @pytest.mark.parametrize("mode", EXACT_MODES)
 def test_learner_uses_only_the_public_oracle_interface(mode):
     model = SingleHead.random(4, seed=2, v_zeros=1)
-    r = learn_single_head(_PublicOnly(ExactOracle(model)), mode=mode)
+    r = learn_single_head(PublicOnly(ExactOracle(model)), mode=mode)
     assert r.model == model
 
 
