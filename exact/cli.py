@@ -88,8 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     ll.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (sketch method)")
 
     ce = sub.add_parser("counterexample", help="Prop. 7.1: a different multi-head parameterisation with the same map, proved")
-    ce.add_argument("--d", type=int, required=True, help="token dimension")
-    ce.add_argument("--heads", type=int, required=True, help="number of heads H of the random model")
+    ce.add_argument("--d", type=int, default=None, help="token dimension of the random model")
+    ce.add_argument("--heads", type=int, default=None, help="number of heads H of the random model")
     ce.add_argument("--seed", type=int, default=0)
     ce.add_argument("--kind", choices=("split", "zero", "permute", "mixed"), default="mixed")
     ce.add_argument("--model", default=None, help="start from this multi-head model file instead of a random one")
@@ -198,9 +198,13 @@ def _cmd_counterexample(args) -> int:
     from .multihead import MultiHead
 
     if args.model is not None:
+        if args.d is not None or args.heads is not None:
+            raise ExactAttentionError("--model: the model file fixes d and H; do not pass --d or --heads with it")
         a = load_model(args.model)
         if not isinstance(a, MultiHead):
             raise ExactAttentionError(f"{args.model}: expected a multi-head model, got a {type(a).__name__}")
+    elif args.d is None or args.heads is None:
+        raise ExactAttentionError("counterexample: give --d and --heads for a random model, or --model FILE")
     else:
         a = MultiHead.random(args.d, args.heads, seed=args.seed)
     b = construct(a, args.kind, seed=args.seed + 1)

@@ -20,6 +20,7 @@ from .errors import ShapeError
 from .expfield import ExpSum
 from .grids import parse_grid
 from .models import SingleHead, evaluate_float
+from .sequences import as_sequence
 
 __all__ = ["MultiHead"]
 
@@ -68,7 +69,7 @@ class MultiHead:
             raise ShapeError("d: a model with no heads needs d given explicitly")
         if self.d is not None and self.d != d:
             raise ShapeError(f"d: given d={self.d} but the heads have d={d}")
-        if not isinstance(d, int) or d < 1:
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
         object.__setattr__(self, "heads", tuple(heads))
         object.__setattr__(self, "d", d)
@@ -80,6 +81,7 @@ class MultiHead:
 
     def exact(self, X) -> ExpSum:
         """The exact value ``f(X)`` as a sum of exp-ratios (heads with equal scores merge)."""
+        X = as_sequence(X, d=self.d)  # validated even when there are no heads
         return ExpSum([h.exact(X) for h in self.heads])
 
     def ball(self, X, *, prec: int = 128):
@@ -93,10 +95,11 @@ class MultiHead:
     def float(self, X):
         """``f`` in float64, for ``(N, d)`` or ``(n, N, d)`` inputs."""
         X = np.asarray(X, dtype=np.float64)
-        out = sum((evaluate_float(*h.to_numpy(), X) for h in self.heads), 0.0)
+        if X.ndim not in (2, 3) or X.shape[-1] != self.d:
+            raise ShapeError(f"X: expected shape (N, {self.d}) or (n, N, {self.d}), got {X.shape}")
         if not self.heads:
-            out = 0.0 if X.ndim == 2 else np.zeros(X.shape[0])
-        return out
+            return 0.0 if X.ndim == 2 else np.zeros(X.shape[0])
+        return sum(evaluate_float(*h.to_numpy(), X) for h in self.heads)
 
     @classmethod
     def random(cls, d: int, H: int, *, seed=None, grid="rational:7", bound=2, v_zeros: int = 0) -> "MultiHead":

@@ -304,10 +304,10 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
     False
     """
     pa, pb = _as_pairs(a), _as_pairs(b)
-    d = {W.rows for W, _ in pa + pb}
+    d = {W.rows for W, _ in pa + pb} | {m.d for m in (a, b) if isinstance(m, MultiHead)}
     if len(d) > 1:
         raise ValueError(f"prove_equivalent: the models have different token dimensions {sorted(d)}")
-    d = d.pop() if d else (a.d if isinstance(a, MultiHead) else 1)
+    d = d.pop() if d else 1
     ca, cb = _canonical(pa), _canonical(pb)
     steps = [
         f"Canonical form of A: group heads by W, sum their v, drop zero sums: {_describe(pa, ca)}.",
