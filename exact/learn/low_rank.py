@@ -169,18 +169,22 @@ def learn_low_rank(
     vq = [to_fmpq(x) for x in v]
     slope = [vq[k] + plan.shifts[k] * vq[plan.pivot] for k in range(d)]
 
+    slope_q = [to_fraction(s) for s in slope]
+
     def measure(pairs, what):
-        """Exact logits ``uᵀ W b`` for ``(u_index_or_vector, b)`` pairs, via ``[b + u; b]``."""
+        """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
         seqs, meas = [], []
+        token: dict = {}  # per distinct b: its sparse row and vᵀb, computed once
         for k, b in pairs:
-            u = {k: Fraction(1)}
+            if id(b) not in token:
+                token[id(b)] = (_pairs(dict(enumerate(b))), sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
+            row, base = token[id(b)]
+            a = dict(row)
+            a[k] = a.get(k, 0) + 1
             if plan.shifts[k]:
-                u[plan.pivot] = Fraction(plan.shifts[k])
-            a = {j: x for j, x in enumerate(b) if x}
-            for j, x in u.items():
-                a[j] = a.get(j, 0) + x
-            seqs.append(Sequence._exact(d, (_pairs(a), _pairs(dict(enumerate(b))))))
-            meas.append(Measurement(sum((x * y for x, y in zip(v, b)), Fraction(0)), to_fraction(slope[k])))
+                a[plan.pivot] = a.get(plan.pivot, 0) + plan.shifts[k]
+            seqs.append(Sequence._exact(d, (_pairs(a), row)))
+            meas.append(Measurement(base, slope_q[k]))
         answers = ask(seqs)
         names = [f"{what} #{i}" for i in range(len(pairs))]
         return arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
