@@ -1,0 +1,78 @@
+"""The claim machinery behind ``exact-attention verify``."""
+
+import json
+
+import pytest
+
+from exact import cli
+from exact.verify import THEOREMS, Claim, ClaimReport, Instance, claims, format_table, run_claims
+
+
+def _ok(inst):
+    return True, True, "fine"
+
+
+def test_a_claim_with_a_missing_dependency_is_skipped_not_held():
+    (report,) = run_claims([Claim("needs x", (Instance("a", None),), _ok, requires="no_such_module_xyz")], progress=False)
+    assert report.skipped == "no_such_module_xyz is not installed"
+    assert not report.holds and report.status == "skipped"
+    assert "SKIPPED needs x: no_such_module_xyz is not installed" in format_table([report])
+
+
+def test_a_claim_on_no_instance_does_not_hold():
+    (report,) = run_claims([Claim("vacuous", (), _ok)], progress=False)
+    assert report.instances == 0 and not report.holds and report.status == "FAIL"
+
+
+def test_a_crashing_instance_is_a_reported_failure():
+    def boom(inst):
+        raise RuntimeError("kaput")
+
+    (report,) = run_claims([Claim("crash", (Instance("a", None), Instance("b", None)), boom)], progress=False)
+    assert not report.holds and report.exact == 0
+    assert [f.note for f in report.failures] == ["RuntimeError: kaput"] * 2
+    assert "FAIL crash / a: RuntimeError: kaput" in format_table([report])
+
+
+def test_claims_without_counts_show_a_dash_and_ignore_the_count():
+    def no_count(inst):
+        return True, False, "n/a"
+
+    (report,) = run_claims([Claim("proof", (Instance("a", None),), no_count, counts=False)], progress=False)
+    assert report.holds and report.count == 1
+    table = format_table([report])
+    assert "—" in table.splitlines()[2]
+
+
+def test_claims_selection():
+    names = [c.name for c in claims(("5.1",), quick=True)]
+    assert names and all(n.startswith("Thm 5.1") for n in names)
+    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 7.1, got 9.9"):
+        claims(("9.9",))
+    assert THEOREMS == ("4.1", "5.1", "7.1")
+
+
+def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys):
+    fake = [
+        Claim("holds", (Instance("a", None),), _ok),
+        Claim("skipped", (Instance("a", None),), _ok, requires="no_such_module_xyz"),
+    ]
+    monkeypatch.setattr("exact.verify.claims", lambda *a, **k: fake)
+    assert cli.main(["verify", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().endswith("1/1 claims hold (1 skipped)")
+    assert cli.main(["verify", "--no-progress", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["skipped"] for r in rows] == [None, "no_such_module_xyz is not installed"]
+
+
+def test_cli_exit_code_is_1_when_a_claim_fails(monkeypatch, capsys):
+    bad = [Claim("fails", (Instance("a", None),), lambda inst: (False, True, "wrong"))]
+    monkeypatch.setattr("exact.verify.claims", lambda *a, **k: bad)
+    assert cli.main(["verify", "--no-progress"]) == 1
+    assert "0/1 claims hold" in capsys.readouterr().out
+
+
+def test_report_json_is_plain():
+    r = ClaimReport("c", 1, 1, 1, 0.5, outcomes=())
+    assert json.loads(json.dumps(r.to_json()))["holds"] is True
