@@ -23,7 +23,7 @@ from flint import arb, ctx
 
 from .errors import CertificateInvalid
 from .expfield import ExpRatio, exp_form_from_json
-from .oracles import ExactAnswer, Query, answer_ball
+from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
 from .sequences import Sequence
 from .numbers import floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
 
@@ -60,10 +60,12 @@ def answer_equals(answer, value: ExpRatio) -> bool:
 
 
 def _error(answer, accuracy: Fraction, rtol: Fraction) -> Fraction:
-    if not rtol:
-        return accuracy
-    y = answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer")
-    return accuracy + rtol * abs(y)
+    err = accuracy
+    if rtol:
+        err += rtol * abs(answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer"))
+    if isinstance(answer, FloatAnswer):
+        err += Fraction(answer.error)
+    return err
 
 
 def _consistent(answer, value_ball: arb, error: Fraction, prec: int) -> bool:
@@ -211,7 +213,10 @@ def make_certificate(model, transcript, accuracy=Fraction(0), rtol=Fraction(0)) 
 def _answer_to_json(answer) -> dict:
     if isinstance(answer, ExactAnswer):
         return {"exact": answer._exp_form().to_json()}
-    return {"value": format_rational(to_fraction(answer, name="answer"))}
+    out = {"value": format_rational(to_fraction(answer, name="answer"))}
+    if isinstance(answer, FloatAnswer):
+        out["error"] = format_rational(to_fraction(answer.error, name="error"))
+    return out
 
 
 def _answer_from_json(data):
@@ -219,6 +224,8 @@ def _answer_from_json(data):
         return ExactAnswer(exp_form_from_json(data["exact"]))
     if isinstance(data, dict) and set(data) == {"value"}:
         return parse_rational(data["value"], name="answer")
+    if isinstance(data, dict) and set(data) == {"value", "error"}:
+        return FloatAnswer(float(parse_rational(data["value"], name="answer")), float(parse_rational(data["error"], name="error")))
     raise ValueError(f"answer: expected {{'exact': ...}} or {{'value': 'p/q'}}, got {data!r}")
 
 

@@ -42,6 +42,7 @@ __all__ = [
     "ExactAnswer",
     "Query",
     "answer_ball",
+    "FloatAnswer",
 ]
 
 
@@ -93,6 +94,24 @@ def answer_ball(answer, prec: int, error: Fraction = Fraction(0)) -> arb:
         if error:
             b += arb(0, rad=arb(to_fmpq(error)).upper())
         return b
+
+
+class FloatAnswer(float):
+    """A float64 answer that carries the bound on its own rounding error (``.error``).
+
+    It behaves as a plain float everywhere; :meth:`Oracle.error_bound` adds ``.error``
+    to the oracle's declared accuracy.
+    """
+
+    __slots__ = ("error",)
+
+    def __new__(cls, value: float, error: float):
+        obj = super().__new__(cls, value)
+        obj.error = float(error)
+        return obj
+
+    def __reduce__(self):
+        return (FloatAnswer, (float(self), self.error))
 
 
 @dataclass(frozen=True)
@@ -165,12 +184,16 @@ class Oracle:
         return None if self.budget is None else self.budget - self._count
 
     def error_bound(self, answer) -> Fraction:
-        """The declared bound on ``|answer - f(X)|``: ``accuracy + rtol·|answer|`` (0 if exact)."""
+        """The bound on ``|answer - f(X)|``: ``accuracy + rtol·|answer|`` (0 if exact), plus a
+        :class:`FloatAnswer`'s own rounding bound."""
         if isinstance(answer, ExactAnswer):
             return Fraction(0)
-        if not self.rtol:
-            return self.accuracy
-        return self.accuracy + self.rtol * abs(to_fraction(answer, name="answer"))
+        bound = self.accuracy
+        if self.rtol:
+            bound += self.rtol * abs(to_fraction(answer, name="answer"))
+        if isinstance(answer, FloatAnswer):
+            bound += Fraction(answer.error)
+        return bound
 
     def require(self, n: int, *, what: str = "this learner") -> None:
         """Raise :class:`QueryBudgetExceeded` now if ``n`` more queries do not fit the budget."""
@@ -303,6 +326,19 @@ class CallableOracle(Oracle):
             ) from None
 
 
+_EPS = 2.0**-52
+
+
+def _float_error_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
+    """Rounding-error bounds of float64 softmax-head answers (see :class:`FloatOracle`)."""
+    q = np.einsum("nd,ed->ne", X[:, -1, :], W, optimize=False)
+    s = np.einsum("nid,nd->ni", X, q, optimize=False)
+    c = np.abs(np.einsum("nid,d->ni", X, v, optimize=False)).max(axis=1)
+    spread = np.abs(s).max(axis=1) + 1.0
+    N = X.shape[1]
+    return 8 * _EPS * (N + 2 + spread) * c + 4 * _EPS * np.abs(ys) + 1e-300
+
+
 def _is_float64(q: Fraction) -> bool:
     """Whether ``q`` is a float64 value (a cheap, sufficient test: 53-bit numerator, power-of-two denominator)."""
     den = q.denominator
@@ -312,12 +348,17 @@ def _is_float64(q: Fraction) -> bool:
 class FloatOracle(CallableOracle):
     """float64 answers of a single head evaluated with numpy, vectorised over batches.
 
+    Each answer is a :class:`FloatAnswer` carrying a bound on its float64 rounding
+    error, computed from the evaluation itself:
+    ``8·eps·(N + 2 + spread of the scores)·max_i |vᵀx_i| + 4·eps·|f|`` (the errors of
+    the scores are amplified by the exponentials, and cancellation can leave ``f``
+    near 0 while the terms are large).
+
     Parameters
     ----------
     model : SingleHead, or a pair ``(W, v)`` of float arrays
     accuracy, rtol : number
-        Declared absolute and relative accuracy.  The default, ``rtol = 2**-48``,
-        allows a few dozen ulps of float64 rounding in the softmax.
+        Further declared absolute and relative accuracy (default none).
 
     Examples
     --------
@@ -327,7 +368,7 @@ class FloatOracle(CallableOracle):
     1.0
     """
 
-    def __init__(self, model, *, accuracy=0, rtol=Fraction(1, 2**48), budget: int | None = None):
+    def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
         if isinstance(model, tuple):
             W, v = (np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))
         else:
@@ -355,8 +396,9 @@ class FloatOracle(CallableOracle):
             ys = evaluate_float(self._W, self._v, X)
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
-            for i, y in zip(idx, ys.tolist()):
-                out[i] = y
+            errs = _float_error_bounds(self._W, self._v, X, ys)
+            for i, y, e in zip(idx, ys.tolist(), errs.tolist()):
+                out[i] = FloatAnswer(y, e)
         return out
 
     def _answer(self, seq: Sequence) -> float:

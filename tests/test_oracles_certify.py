@@ -6,6 +6,8 @@ from fractions import Fraction
 import mpmath
 import numpy as np
 import pytest
+
+from exact.errors import PrecisionInsufficient
 import sympy
 from flint import arb, ctx
 
@@ -334,7 +336,27 @@ def test_float_oracle_batch_equals_single_queries():
 def test_float_oracle_from_arrays():
     o = FloatOracle((np.eye(2), np.ones(2)))
     assert o.query([[1, 0], [0, 1]]) == 1.0
-    assert o.d == 2 and o.rtol == Fraction(1, 2**48) and o.accuracy == 0
+    assert o.d == 2 and o.rtol == 0 and o.accuracy == 0
+    y = o.query([[1, 0], [0, 1]])
+    assert 0 < y.error < 1e-13 and o.error_bound(y) == Fraction(y.error)  # its own rounding bound
+
+
+def test_float_oracle_error_bound_covers_cancellation_near_zero():
+    from exact.oracles import FloatAnswer
+
+    m = SingleHead([[1, 1], [Fraction(1, 2**60), 1]], [1, -2])
+    o = FloatOracle(m)
+    X = [[1, 1], [1, 0]]
+    y = o.query(X)
+    assert isinstance(y, FloatAnswer)
+    truth = m.ball(X, prec=256)
+    err = o.error_bound(y)
+    from flint import arb, fmpq
+
+    diff = truth - arb(fmpq(Fraction(float(y)).numerator, Fraction(float(y)).denominator))
+    assert abs(diff) <= arb(fmpq(err.numerator, err.denominator))  # the declared bound holds
+    with pytest.raises(PrecisionInsufficient, match="cannot certify it on grid float32"):
+        learn_single_head(FloatOracle(m), grid="float32")  # 2^-60 vs 0: not silently guessed
 
 
 # -- certificates ----------------------------------------------------------------------------------

@@ -54,7 +54,13 @@ class CertifiedArithmetic(Arithmetic):
         if not isinstance(answer, ExactAnswer):
             bits = _bits_to_resolve(self.oracle.error_bound(answer))
             if prec >= bits:
-                grids = certifiable_grids(hi - lo, (lo + hi) / 2) if lo is not None and hi > lo else "none"
+                if lo is None:  # the softmax weight itself is not resolved inside (0, 1)
+                    raise PrecisionInsufficient(
+                        f"{what}: at the oracle's declared accuracy the softmax weight is not resolved inside "
+                        "(0, 1): the logit is too large for this oracle to certify (scale the probes, or use "
+                        "an oracle with better accuracy)"
+                    )
+                grids = certifiable_grids(hi - lo, (lo + hi) / 2) if hi > lo else "none"
                 raise PrecisionInsufficient(
                     f"{what}: the oracle's declared accuracy cannot certify it on grid "
                     f"{self.grid.name if self.grid else None} (ball [{float(lo):.6g}, {float(hi):.6g}]); "
