@@ -92,6 +92,9 @@ class CheckReport:
         Indices of the entries that were not reproduced (at most 10 listed).
     failed : int
         How many entries failed in all.
+    reason : str or None
+        Why the certificate fails when the cause is not a replayed answer (an empty
+        transcript, a violated assumption, a transcript that does not identify the model).
     """
 
     holds: bool
@@ -99,6 +102,7 @@ class CheckReport:
     checked: int
     failures: tuple = ()
     failed: int = 0
+    reason: str | None = None
 
     def __bool__(self) -> bool:
         return self.holds
@@ -108,6 +112,8 @@ class CheckReport:
         if self.holds:
             how = "exactly equal to" if self.kind == EXACT else "consistent with"
             return f"certificate holds: the model's values are {how} all {self.checked} answers"
+        if self.reason:
+            return f"certificate FAILS: {self.reason}"
         shown = ", ".join(f"#{i}" for i in self.failures)
         return (
             f"certificate FAILS: {self.failed} of {self.checked} answers are not reproduced "
@@ -174,6 +180,13 @@ class Certificate:
         ``"exact"`` for exact oracles, ``"consistent"`` for approximate ones.
     accuracy, rtol : Fraction
         The oracle's declared absolute and relative accuracy (0 for exact oracles).
+    learner : str or None
+        The learner whose probe set the transcript must be (``"single_head"``: the
+        check re-derives the Theorem 4.1 probes from the model's ``v`` and requires
+        the transcript to be exactly those queries, which identify the model).
+    conditions : mapping
+        Assumptions the model must satisfy, e.g. ``{"max_rank": r}`` for the
+        low-rank learner (its queries identify ``W`` only among rank-``r`` matrices).
     """
 
     model: object
@@ -181,13 +194,38 @@ class Certificate:
     kind: str = EXACT
     accuracy: Fraction = Fraction(0)
     rtol: Fraction = Fraction(0)
+    learner: str | None = None
+    conditions: dict = field(default_factory=dict)
 
     def check(self) -> CheckReport:
-        """Replay the transcript and decide whether the model reproduces every answer."""
+        """Decide whether the model reproduces every answer, under the stated conditions."""
+        n = len(self.transcript)
+        if not n:
+            return CheckReport(False, self.kind, 0, reason="the transcript is empty, so it proves nothing")
+        reason = self._unmet_condition()
+        if reason:
+            return CheckReport(False, self.kind, n, reason=reason)
         report = check_transcript(self.model, self.transcript, accuracy=self.accuracy, rtol=self.rtol)
         if report.kind != self.kind:
-            return CheckReport(False, self.kind, report.checked, (), report.checked)
+            return CheckReport(
+                False, self.kind, n,
+                reason=f"the answers are of kind {report.kind!r} but the certificate claims {self.kind!r}",
+            )
         return report
+
+    def _unmet_condition(self) -> str | None:
+        r = self.conditions.get("max_rank")
+        if r is not None and self.model.rank > r:
+            return f"the model has rank {self.model.rank}, above the assumed bound r = {r}"
+        if self.learner == "single_head":
+            from .learn.single_head import ProbePlan  # learners build certificates: import late
+            from .sequences import Sequence
+
+            d = self.model.d
+            expected = [Sequence.basis(d, i) for i in range(d)] + ProbePlan.choose(self.model.v).sequences()
+            if [q.X for q in self.transcript] != expected:
+                return "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
+        return None
 
     def __repr__(self) -> str:
         return f"Certificate(kind={self.kind!r}, queries={len(self.transcript)})"
@@ -197,12 +235,15 @@ def _all_exact(entries) -> bool:
     return all(isinstance(q.answer, ExactAnswer) for q in entries)
 
 
-def make_certificate(model, transcript, accuracy=Fraction(0), rtol=Fraction(0)) -> Certificate:
+def make_certificate(
+    model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), learner=None, conditions=None
+) -> Certificate:
     """Build the certificate of a learned model (exact when every answer is exact)."""
     entries = tuple(transcript)
+    extra = {"learner": learner, "conditions": dict(conditions or {})}
     if _all_exact(entries):
-        return Certificate(model, entries, EXACT)
-    return Certificate(model, entries, CONSISTENT, Fraction(accuracy), Fraction(rtol))
+        return Certificate(model, entries, EXACT, **extra)
+    return Certificate(model, entries, CONSISTENT, Fraction(accuracy), Fraction(rtol), **extra)
 
 
 
@@ -241,6 +282,8 @@ def certificate_to_json(cert: Certificate) -> dict:
         "certificate_kind": cert.kind,
         "accuracy": format_rational(cert.accuracy),
         "rtol": format_rational(cert.rtol),
+        "learner": cert.learner,
+        "conditions": dict(cert.conditions),
         "model": cert.model.to_json(),
         "transcript": transcript_to_json(cert.transcript),
     }
@@ -275,12 +318,22 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
     if kind not in (EXACT, CONSISTENT):
         raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {kind!r}")
     entries = transcript_from_json(data.get("transcript"))
+    learner = data.get("learner")
+    if learner not in (None, "single_head", "low_rank"):
+        raise ValueError(f"certificate: unknown learner {learner!r}")
+    conditions = data.get("conditions") or {}
+    if not isinstance(conditions, dict) or not all(
+        k == "max_rank" and isinstance(v, int) and not isinstance(v, bool) for k, v in conditions.items()
+    ):
+        raise ValueError(f"certificate: expected conditions like {{'max_rank': r}}, got {conditions!r}")
     return Certificate(
         model_from_json(data.get("model")),
         entries,
         kind,
         parse_rational(str(data.get("accuracy", "0")), name="accuracy"),
         parse_rational(str(data.get("rtol", "0")), name="rtol"),
+        learner,
+        conditions,
     )
 
 

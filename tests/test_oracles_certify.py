@@ -461,14 +461,16 @@ def test_failures_listed_at_most_ten():
     truth = SingleHead.random(4, seed=9)
     cert = learn_single_head(ExactOracle(truth)).certificate
     other = SingleHead([[x + 1 for x in r] for r in truth.W], [x + 1 for x in truth.v])
-    report = dataclasses.replace(cert, model=other).check()
+    report = dataclasses.replace(cert, model=other, learner=None).check()  # replay only
     assert report.failed == 20 and report.failures == tuple(range(10))
+    assert "not the Theorem 4.1 probe set" in dataclasses.replace(cert, model=other).check().message
 
 
 def test_certificate_kind_mismatch_fails(learned):
     _, _, result = learned
     report = dataclasses.replace(result.certificate, kind=CONSISTENT).check()
-    assert not report.holds and report.kind == CONSISTENT and report.failed == 12
+    assert not report.holds and report.kind == CONSISTENT
+    assert report.message == "certificate FAILS: the answers are of kind 'exact' but the certificate claims 'consistent'"
 
 
 def test_check_transcript_directly(learned):
@@ -523,3 +525,27 @@ def test_callable_certificate_fails_when_tampered(callable_setup):
     # ... while one within it still holds
     entries[3] = Query(entries[3].X, result.certificate.transcript[3].answer + Fraction(1, 10**52))
     assert dataclasses.replace(result.certificate, transcript=tuple(entries)).check().holds
+
+
+def test_empty_transcript_proves_nothing(learned):
+    _, _, result = learned
+    report = dataclasses.replace(result.certificate, transcript=()).check()
+    assert not report.holds and report.message == "certificate FAILS: the transcript is empty, so it proves nothing"
+
+
+def test_single_head_certificate_needs_the_identifying_probe_set():
+    truth = SingleHead.random(3, seed=4)
+    cert = learn_single_head(ExactOracle(truth)).certificate
+    assert cert.learner == "single_head" and cert.check().holds
+    short = dataclasses.replace(cert, transcript=cert.transcript[:-1])  # every answer still reproduced
+    assert check_transcript(truth, short.transcript).holds
+    report = short.check()
+    assert not report.holds and "not the Theorem 4.1 probe set" in report.message
+
+
+def test_grid_mode_on_an_exact_oracle_refuses_an_off_grid_truth():
+    from exact.errors import OracleInconsistent
+
+    truth = SingleHead([[Fraction(1, 3) + Fraction(1, 10**30), 0], [0, 1]], [1, 1])
+    with pytest.raises(OracleInconsistent, match="the true parameters are not on that grid"):
+        learn_single_head(ExactOracle(truth), grid="rational:10")

@@ -29,12 +29,17 @@ products are known), so the count is ``2rd − r² + 2d − r``, and ``d² + d``
 ``r = d``.
 
 The rank is an assumption when given: if ``rank(W) > r`` the queries are consistent
-with a rank-``r`` matrix and cannot reveal it (no learner with this count can).  A
-smaller true rank is found and reported (``details["rank"]``), with fewer queries.
+with a rank-``r`` matrix and cannot reveal it (no learner with this count can); the
+certificate records the bound (``conditions={"max_rank": r}``) and rejects models
+above it.  A smaller true rank is found and reported (``details["rank"]``), with
+fewer queries.  Exactness also needs the sketch to be generic, which fails with
+probability below ``r·2^-20`` over the random seed; the seed is fresh for every call
+unless given, so no ``W`` can be chosen against it.
 """
 
 from __future__ import annotations
 
+import secrets
 import time
 from fractions import Fraction
 
@@ -93,7 +98,7 @@ def learn_low_rank(
     *,
     rank: int | None = None,
     mode: str | None = None,
-    seed: int = 0,
+    seed: int | None = None,
     prec: int = 64,
     max_prec: int = 1 << 23,
     certify: bool = True,
@@ -109,8 +114,10 @@ def learn_low_rank(
         queries).
     mode : {"certified", "symbolic"}, optional
         Default ``"certified"``.
-    seed : int
-        Seed of the generic column sketches.
+    seed : int or None
+        Seed of the generic column sketches.  ``None`` (the default) draws a fresh
+        seed, so no fixed public sketch can be targeted by an adversarial ``W``; the
+        seed used is in ``details["seed"]`` for replay.
     prec, max_prec, certify
         As in :func:`~exact.learn.learn_single_head`.
 
@@ -155,6 +162,10 @@ def learn_low_rank(
     oracle.require(low_rank_query_count(d, rank) if rank is not None else d, what=f"learn_low_rank (d={d}, r={rank})")
     start = oracle.count
     ask = Asker(oracle)
+    if seed is None:
+        seed = secrets.randbits(63)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
     rng = np.random.default_rng(seed)
 
     # Step 1: v and the probes.
@@ -239,7 +250,7 @@ def learn_low_rank(
     model = SingleHead(from_fmpq_mat(W), [to_fraction(x) for x in v])
 
     transcript = oracle.transcript[start:]
-    certificate = make_certificate(model, transcript)
+    certificate = make_certificate(model, transcript, learner="low_rank", conditions={"max_rank": rank if rank is not None else r_eff})
     t = time.perf_counter()
     if certify:
         report = certificate.check()
@@ -258,6 +269,7 @@ def learn_low_rank(
         precision=arith.precision,
         seconds={"query": ask.seconds, "certify": t_cert, "total": total, "solve": total - ask.seconds - t_cert},
         details={
+            "seed": seed,
             "rank": r_eff,
             "rank_known": rank is not None,
             "sketch_columns": c,

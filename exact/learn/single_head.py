@@ -33,7 +33,7 @@ from fractions import Fraction
 
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement, get_arithmetic
 from ..certify import failed_entries, make_certificate
-from ..errors import CertificateInvalid
+from ..errors import CertificateInvalid, OracleInconsistent
 from ..models import SingleHead
 from ..numbers import to_fraction
 from ..sequences import Sequence
@@ -246,9 +246,16 @@ def learn_single_head(
     certificate = None
     t = time.perf_counter()
     if arith.exact:
-        certificate = make_certificate(model, transcript, oracle.accuracy, oracle.rtol)
+        certificate = make_certificate(
+            model, transcript, accuracy=oracle.accuracy, rtol=oracle.rtol, learner="single_head"
+        )
         if certify and replayed.get("model") != model:
             report = certificate.check()
+            if not report.holds and arith.grid is not None:
+                raise OracleInconsistent(
+                    f"the parameters identified on grid {arith.grid.name} do not reproduce the oracle's answers: "
+                    f"the true parameters are not on that grid ({report.message})"
+                )
             if not report.holds:  # pragma: no cover - would be a bug in an arithmetic
                 raise CertificateInvalid(f"learn_single_head: internal error, {report.message}")
     timings["certify"] += time.perf_counter() - t
