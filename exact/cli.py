@@ -140,11 +140,12 @@ def _cmd_learn(args) -> int:
         oracle = ExactOracle(model)
         result = learn_low_rank(oracle, rank=args.rank, mode=args.mode, seed=args.seed)
         r = result.details["rank"]
-        claim = (
-            f"2rd − r² + d = {low_rank_query_count(model.d, r)}"
-            if args.rank is not None
-            else f"2rd − r² + 2d − r = {low_rank_query_count(model.d, r, rank_known=False)}"
-        )
+        if args.rank is None:
+            claim = f"2rd − r² + 2d − r = {low_rank_query_count(model.d, r, rank_known=False)} with the found r = {r}"
+        elif r == args.rank:
+            claim = f"2rd − r² + d = {low_rank_query_count(model.d, r)}"
+        else:  # the true rank is below the given bound: fewer row queries were needed
+            claim = f"d + d·r + r'(d − r) = {model.d + model.d * args.rank + r * (model.d - args.rank)} with r = {args.rank}, found r' = {r}"
     if args.certificate:
         if result.certificate is None:
             raise ExactAttentionError(
@@ -163,7 +164,7 @@ def _print_result(result, model, claim: str) -> int:
     print(f"mode        {result.mode}" + (f" (grid {result.grid})" if result.grid else ""))
     print(f"queries     {result.queries} ({claim}), longest sequence {result.max_length}")
     if "rank" in result.details:
-        known = "given" if result.details["rank_known"] else "found by exact rank tests"
+        known = "within the given bound" if result.details["rank_known"] else "found by exact rank tests"
         print(f"rank        {result.details['rank']} ({known})")
     if result.exact:
         print(f"exact       {'yes: equal to the model' if same else 'NO: differs from the model'}")
@@ -287,7 +288,7 @@ def main(argv=None) -> int:
     except NotIdentifiable as e:
         print(f"exact-attention: not identifiable: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except (ExactAttentionError, ValueError, OSError, ImportError) as e:
+    except (ExactAttentionError, ValueError, OSError, ImportError, ArithmeticError) as e:
         print(f"exact-attention: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

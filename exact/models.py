@@ -27,7 +27,7 @@ from flint import fmpq, fmpq_mat
 from .errors import InvalidNumber, ShapeError
 from .expfield import ExpRatio
 from .grids import FloatGrid, Grid, RationalGrid, parse_grid
-from .numbers import format_rational, to_fmpq, to_fraction
+from .numbers import floor_log2, format_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
 __all__ = ["SingleHead", "as_matrix", "as_vector"]
@@ -137,8 +137,17 @@ class SingleHead:
         return self._Wmat.rank()
 
     def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(W, v)`` as float64 arrays (rounded)."""
-        return (np.array([[float(x) for x in r] for r in self.W]), np.array([float(x) for x in self.v]))
+        """``(W, v)`` as float64 arrays (rounded).
+
+        Raises
+        ------
+        InvalidNumber
+            If an entry is beyond float64's range.
+        """
+        try:
+            return (np.array([[float(x) for x in r] for r in self.W]), np.array([float(x) for x in self.v]))
+        except OverflowError:
+            raise InvalidNumber("model: an entry of W or v is beyond float64's range (about 1.8e308)") from None
 
     # -- exact evaluation ----------------------------------------------------------
 
@@ -261,7 +270,10 @@ class SingleHead:
                 break
             v = [x if x else draw() for x in v]
         else:
-            raise ValueError(f"bound: entries of size {float(b):.3g} on grid {g.name} are almost always 0; use a larger bound")
+            raise ValueError(
+                f"bound: entries of size {float(b):.3g} round to 0 on grid {g.name} almost always; "
+                "use a larger bound or a finer grid"
+            )
         for i in rng.choice(d, size=v_zeros, replace=False):
             v[int(i)] = Fraction(0)
         return cls(W, v)
@@ -376,8 +388,15 @@ def _describe(data) -> str:
     return type(data).__name__
 
 
+def _size(x: Fraction) -> str:
+    """A short decimal rendering of a possibly huge rational, for messages."""
+    return f"{float(x):.3g}" if abs(x) < 10**300 else f"about 2^{floor_log2(abs(x))}"
+
+
 def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
     if isinstance(g, RationalGrid):
+        if bound * g.max_den >= 2**62:
+            raise ValueError(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
 
         def draw():
             q = int(rng.integers(1, g.max_den + 1))
@@ -386,13 +405,17 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
 
         return draw
     if isinstance(g, FloatGrid):
+        if bound / 2 * 6 > g.max_value:  # six standard deviations must fit the grid
+            raise ValueError(f"bound: entries of size {_size(bound)} overflow grid {g.name}; use a smaller bound")
 
         def draw():
-            x = g.round(Fraction(float(rng.normal()) * float(bound) / 2))
+            x = g.round(Fraction(float(rng.normal())) * bound / 2)
             return x if x is not None else Fraction(0)
 
         return draw
     scale = 1 << g.bits
+    if bound * scale >= 2**62:
+        raise ValueError(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
 
     def draw():
         return Fraction(int(rng.integers(-int(bound * scale), int(bound * scale) + 1)), scale)

@@ -208,7 +208,16 @@ def _as_pairs(model) -> list:
              sympy.Matrix([sympy.Rational(x.numerator, x.denominator) for x in h.v]))
             for h in model.heads
         ]
-    return [(sympy.Matrix(W), sympy.Matrix(v)) for W, v in model]
+    pairs = []
+    for W, v in model:
+        for M in (W, v):
+            if not isinstance(M, sympy.MatrixBase):
+                # sympy.Matrix(list) would sympify strings, i.e. run them as code
+                raise TypeError(
+                    f"prove_equivalent: expected a MultiHead or (W, v) pairs of sympy matrices, got {type(M).__name__}"
+                )
+        pairs.append((sympy.Matrix(W), sympy.Matrix(v)))
+    return pairs
 
 
 def _key(W: sympy.Matrix) -> tuple:
@@ -303,6 +312,8 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
     >>> prove_equivalent(m, MultiHead.random(2, 2, seed=5)).details["equivalent"]
     False
     """
+    if not lengths:
+        raise ValueError("lengths: the independent symbolic-X check needs at least one sequence length")
     pa, pb = _as_pairs(a), _as_pairs(b)
     d = {W.rows for W, _ in pa + pb} | {m.d for m in (a, b) if isinstance(m, MultiHead)}
     if len(d) > 1:

@@ -690,13 +690,13 @@ def test_cli_learn_low_rank_text_finds_the_rank(model_file, capsys):
     rc, out, err = _run(capsys, "learn", "low-rank", "--model", path)
     assert rc == 0 and err == ""
     lines = out.splitlines()
-    assert "queries     30 (2rd − r² + 2d − r = 30), longest sequence 2" in lines
+    assert "queries     30 (2rd − r² + 2d − r = 30 with the found r = 2), longest sequence 2" in lines
     assert "rank        2 (found by exact rank tests)" in lines
     assert "exact       yes: equal to the model" in lines
     assert any(line.startswith("certificate certificate holds") for line in lines)
     rc, out, _ = _run(capsys, "learn", "low-rank", "--model", path, "--rank", 2)
     assert rc == 0
-    assert "rank        2 (given)" in out.splitlines()
+    assert "rank        2 (within the given bound)" in out.splitlines()
     assert "queries     26 (2rd − r² + d = 26), longest sequence 2" in out.splitlines()
     rc, out, _ = _run(capsys, "learn", "low-rank", "--model", path, "--json")
     data = json.loads(out)
@@ -766,7 +766,7 @@ def test_cli_rank_bound_below_the_truth_reports_the_difference(model_file, capsy
     assert rc == 1 and err == ""
     lines = out.splitlines()
     assert "exact       NO: differs from the model" in lines
-    assert "rank        1 (given)" in lines
+    assert "rank        1 (within the given bound)" in lines
     assert any(line.startswith("certificate certificate holds") for line in lines)
 
 

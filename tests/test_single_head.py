@@ -112,11 +112,11 @@ def test_native_weights_head():
     WQ, WK = rng.integers(-3, 4, (r, d)), rng.integers(-3, 4, (r, d))
     WV, WO, w = rng.integers(-2, 3, (dv, d)), rng.integers(-2, 3, (d, dv)), rng.integers(-2, 3, d)
     model = SingleHead.from_native(WQ, WK, WV, WO, w)
-    if any(model.v):
-        _check_exact(model, "certified")
+    assert any(model.v)  # this seed gives a learnable head
+    _check_exact(model, "certified")
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25, deadline=None, derandomize=True)
 @given(
     st.integers(1, 3).flatmap(
         lambda d: st.tuples(
@@ -131,7 +131,7 @@ def test_property_any_rational_head_is_recovered_exactly(params):
 
 
 @given(st.lists(st.fractions(-10, 10, max_denominator=9), min_size=1, max_size=8).filter(any))
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100, deadline=None, derandomize=True)
 def test_probe_plan_keeps_every_probe_well_conditioned(v):
     plan = ProbePlan.choose(v)
     p = plan.pivot
@@ -227,8 +227,17 @@ def test_only_certify_reads_the_exp_polynomial_form(monkeypatch):
         return original(self)
 
     monkeypatch.setattr(ExactAnswer, "_exp_form", spy)
+    from exact import learn_low_rank, learn_low_rank_cs
+
     for mode in EXACT_MODES:
         learn_single_head(ExactOracle(SingleHead.random(3, seed=4)), mode=mode)
+        learn_low_rank(ExactOracle(SingleHead.random(4, seed=4, rank=1)), rank=1, mode=mode, seed=0)
+    try:
+        import cvxpy  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        learn_low_rank_cs(ExactOracle(SingleHead.random(4, seed=4, rank=1)), rank=1, seed=0)
     assert callers and set(callers) == {"exact.certify"}
 
 

@@ -26,7 +26,6 @@ arXiv 2601.16873 (ICML 2026), Theorem 4.1.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from fractions import Fraction
@@ -35,7 +34,7 @@ from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement, get_arith
 from ..certify import failed_entries, make_certificate
 from ..errors import CertificateInvalid, OracleInconsistent
 from ..models import SingleHead
-from ..numbers import to_fraction
+from ..numbers import floor_log2, to_fraction
 from ..sequences import Sequence
 from ._common import Asker, read_v
 from .result import LearnResult
@@ -129,9 +128,13 @@ def _float_scale(w_bound) -> Fraction:
     bound = to_fraction(w_bound, name="w_bound")
     if bound <= 0:
         raise ValueError(f"w_bound: expected a positive bound on |W_ij|, got {w_bound!r}")
-    e = max(0, math.ceil(math.log2(float(2 * bound)) / 2))
-    while Fraction(2 * bound) > Fraction(4) ** e:
+    e = max(0, (floor_log2(2 * bound) + 1) // 2)  # exact: no float overflow for huge or tiny bounds
+    while e > 0 and 2 * bound <= Fraction(4) ** (e - 1):
+        e -= 1
+    while 2 * bound > Fraction(4) ** e:
         e += 1
+    if e > 500:  # β² = 4^-e would underflow float64
+        raise ValueError(f"w_bound: about 2^{floor_log2(bound)} is too large for float-mode probes; use mode='certified'")
     return Fraction(1, 2**e)
 
 
