@@ -225,7 +225,7 @@ def prove_attention_oddness(
     average h(X) = sum_i alpha_i x_i and the single head
     f(X) = sum_i alpha_i v^T x_i are odd: h(-X) = -h(X), f(-X) = -f(X).  A
     multi-head f is a sum of single heads, hence odd as well.  This is the
-    first step of the Transformer learner of SPEC 3.5.
+    first step of a Transformer learner (SPEC 3.5, not implemented yet).
 
     The evenness of the scores is checked by expansion in the free algebra
     and for a symbolic W (d x d) and X (N x d).  The exponentials are then
@@ -420,7 +420,7 @@ def _transformer_checks(d: int, m: int, lengths: Sequence[int], sign: int = -1) 
         final = _is_identity((w.T * z_pos)[0, 0], ((a.T * w).T * h_pos)[0, 0])
         checks.append(
             _Check(
-                f"end-to-end {scope}, N={n}",
+                f"explicit h(X) {scope}, N={n}",
                 f"with the explicit h(X) for N={n} (e^{{s_i}} -> E_i): z(X) = A h(X) satisfies "
                 f"cancel(z(-X) + z(X)) {_verdict(z_odd)}, so T(X) {'-' if sign == -1 else '+'} T(-X) = "
                 f"w^T z(X) by the hidden-layer identity, and cancel(w^T A h(X) - (A^T w)^T h(X)) "
@@ -902,13 +902,13 @@ def prove_lemma_a1(*, bound: int | Fraction | float = 5) -> Proof:
     The derivative of sigma^{-1}(a) = log(a/(1 - a)) is 1/(a(1 - a)).  Writing
     a = sigma(t), the interval I is exactly |t| <= 1/2, and
     1/(sigma(t)(1 - sigma(t))) = e^t + 2 + e^{-t} = 2 + 2 cosh t increases
-    with |t|, so sup_I 1/(a(1 - a)) = 2 + 2 cosh(1/2) ~ 4.2552.  By the mean
+    with |t|, so sup_I 1/(a(1 - a)) = 2 + 2 cosh(1/2) ≈ 4.2553.  By the mean
     value theorem this sup is the Lipschitz constant of sigma^{-1} on I (and
     of the clipped sigma^{-1}, clipping being 1-Lipschitz).  The bound
     2 + 2 cosh(1/2) < ``bound`` is decided twice, by arb ball arithmetic and
     by exact rationals (8/5 < e^{1/2} < 33/20 from 1957/720 < e < 11743/4320,
     refined by bisection when ``bound`` is closer to the sup).  Used by the
-    noisy learner of SPEC 3.4 (Theorem 6.1 of [BSHK26]).
+    noisy learner of SPEC 3.4 (Theorem 6.1 of [BSHK26]; not implemented yet).
 
     Parameters
     ----------
@@ -990,7 +990,7 @@ def prove_lemma_a1(*, bound: int | Fraction | float = 5) -> Proof:
         name="lemma A.1",
         statement=(
             f"On I = [sigma(-1/2), 1 - sigma(-1/2)], sigma^{{-1}}(a) = log(a/(1 - a)) is {bound_q}-Lipschitz: "
-            "sup_I 1/(a(1 - a)) = 2 + 2 cosh(1/2) ~ 4.2552"
+            "sup_I 1/(a(1 - a)) = 2 + 2 cosh(1/2) ≈ 4.2553"
         ),
         verified=verified,
         method=_LEMMA_METHOD,

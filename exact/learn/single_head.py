@@ -153,7 +153,9 @@ def learn_single_head(
     Parameters
     ----------
     oracle : Oracle
-        Read only through ``d``, ``query_batch`` and the answers' public interface.
+        Read only through its public interface (``d``, ``exact``, ``accuracy``,
+        ``rtol``, ``count``, ``transcript``, ``require``, ``error_bound``,
+        ``query_batch``) and the answers' public interface (balls, sympy form).
     mode : {"certified", "symbolic", "float"}, optional
         Default: ``"certified"`` for exact oracles or when ``grid`` is given, else
         ``"float"``.

@@ -120,7 +120,7 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
     big = (Instance("float d=4 |W| ~ 1e3", SingleHead.random(4, seed=70, bound=1000)),)
     zero = tuple(Instance(f"v = 0 d={d}", SingleHead([[1] * d] * d, [0] * d)) for d in (1, 3))
     few = tuple(Instance(f"rational d={d} seed={s}", SingleHead.random(d, seed=s)) for d in (3, 5) for s in (0, 1))
-    from proofs import prove_logit_primitive  # proofs depends on exact, not the reverse
+    from proofs import prove_logit_primitive  # verify is an application layer over exact and proofs
 
     def proof_check(_inst):
         p = prove_logit_primitive()
