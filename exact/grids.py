@@ -206,7 +206,7 @@ def certifiable_grids(width: Fraction, value: Fraction) -> str:
     Used in :class:`PrecisionInsufficient` messages.
 
     >>> certifiable_grids(Fraction(1, 10**6), Fraction(1, 2))
-    'rational:Q for Q <= 707, dyadic:k for k <= 19, float16, bfloat16'
+    'rational:Q for Q <= 707, dyadic:k for k <= 18, float16, bfloat16'
     """
     if width <= 0:
         return "any grid"
@@ -214,7 +214,7 @@ def certifiable_grids(width: Fraction, value: Fraction) -> str:
     q = math.isqrt(int(1 / (2 * width)))
     if q >= 1:
         parts.append(f"rational:Q for Q <= {q}")
-    k = -floor_log2(width) - 1
+    k = -floor_log2(width) - 2  # spacing 2^-k at least 4x the width
     if k >= 0:
         parts.append(f"dyadic:k for k <= {k}")
     parts += [g.name for g in _FLOATS.values() if g.ulp(value) / 2 > width]

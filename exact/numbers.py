@@ -263,7 +263,7 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     """Return the simplest rational in the closed interval ``[lo, hi]``, widened slightly.
 
     "Simplest" means smallest denominator, then smallest absolute value.  When a
-    ball of width below ``1/q**2`` holds ``p/q``, the answer is ``p/q`` itself, which
+    ball of width below ``1/(2q**2)`` holds ``p/q``, the answer is ``p/q`` itself, which
     is why certified mode converges to the true rational as precision rises.
 
     To keep the cost independent of the precision of the endpoints, they are first

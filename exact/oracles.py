@@ -213,21 +213,18 @@ class Oracle:
         """Answer several queries (each counted); returns the answers in order."""
         seqs = [as_sequence(X, d=self.d) for X in Xs]
         self.require(len(seqs), what="this batch")
-        answers = self._answer_batch(seqs)
-        for seq, a in zip(seqs, answers):
+        answers = []
+        # Recorded one by one: if an answer fails, the queries already answered still count.
+        for seq, a in zip(seqs, self._answer_batch(seqs)):
             self._count += 1
             self._max_length = max(self._max_length, seq.length)
             self._transcript.append(Query(seq, a))
+            answers.append(a)
         return answers
 
-    def _answer_batch(self, seqs: list[Sequence]) -> list:
-        out = []
-        for s in seqs:
-            self._pending = len(out)  # position in the batch, for error messages
-            out.append(self._answer(s))
-        return out
-
-    _pending = 0
+    def _answer_batch(self, seqs: list[Sequence]):
+        """Answers in order (a generator here; vectorised oracles return a list)."""
+        return (self._answer(s) for s in seqs)
 
     def _answer(self, seq: Sequence):
         raise NotImplementedError
@@ -322,7 +319,7 @@ class CallableOracle(Oracle):
             return to_fraction(y, name="answer")
         except InvalidNumber as e:
             raise OracleInconsistent(
-                f"the oracle answered {y!r} to query #{self._count + self._pending + 1} (length {seq.length}): {e}"
+                f"the oracle answered {y!r} to query #{self._count + 1} (length {seq.length}): {e}"
             ) from None
 
 

@@ -325,7 +325,7 @@ def test_dyadic_identify():
 
 def test_certifiable_grids_text():
     assert certifiable_grids(Fraction(1, 10**6), Fraction(1, 2)) == (
-        "rational:Q for Q <= 707, dyadic:k for k <= 19, float16, bfloat16"
+        "rational:Q for Q <= 707, dyadic:k for k <= 18, float16, bfloat16"
     )
     assert certifiable_grids(Fraction(1, 10**12), Fraction(1, 2)) == (
         "rational:Q for Q <= 707106, dyadic:k for k <= 39, float16, bfloat16, float32"
@@ -355,7 +355,7 @@ def test_require_identified():
     assert msg.startswith("v[0]: the oracle's answers pin it only to ±5e-07 around 0.5, ")
     assert "too wide to single out a point of grid rational:1000000" in msg
     assert msg.endswith(
-        "grids certifiable at this accuracy: rational:Q for Q <= 707, dyadic:k for k <= 19, float16, bfloat16"
+        "grids certifiable at this accuracy: rational:Q for Q <= 707, dyadic:k for k <= 18, float16, bfloat16"
     )
     assert isinstance(info.value, ArithmeticError)
     with pytest.raises(OracleInconsistent, match="not on the declared grid"):

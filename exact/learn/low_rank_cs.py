@@ -119,6 +119,8 @@ def learn_low_rank_cs(
     if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= d:
         raise ShapeError(f"rank: expected an integer 1 <= r <= d = {d}, got {rank!r}")
     if m is None:
+        if not (isinstance(C, (int, float)) and math.isfinite(C) and C > 0):
+            raise ValueError(f"C: expected a positive finite constant, got {C!r}")
         m = cs_measurements(d, rank, C)
     if not isinstance(m, int) or isinstance(m, bool) or m < 1:
         raise ValueError(f"m: expected a positive number of projections, got {m!r}")
@@ -130,6 +132,8 @@ def learn_low_rank_cs(
     v, _ = read_v(ask, arith, d)
     rng = np.random.default_rng(seed)
     scale = float(probe_scale)
+    if not (math.isfinite(scale) and scale > 0):
+        raise ValueError(f"probe_scale: expected a positive finite scale, got {probe_scale!r}")
     A = rng.standard_normal((m, d)) * scale
     B = rng.standard_normal((m, d)) * scale
     seqs, meas = [], []
