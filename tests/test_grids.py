@@ -328,7 +328,7 @@ def test_certifiable_grids_text():
         "rational:Q for Q <= 707, dyadic:k for k <= 18, float16, bfloat16"
     )
     assert certifiable_grids(Fraction(1, 10**12), Fraction(1, 2)) == (
-        "rational:Q for Q <= 707106, dyadic:k for k <= 39, float16, bfloat16, float32"
+        "rational:Q for Q <= 707106, dyadic:k for k <= 38, float16, bfloat16, float32"
     )
     assert certifiable_grids(Fraction(0), Fraction(1, 2)) == "any grid"
     assert certifiable_grids(Fraction(10), Fraction(1, 2)) == "none"
