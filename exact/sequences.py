@@ -41,10 +41,26 @@ class Sequence:
     rows: tuple
 
     def __post_init__(self):
-        if not isinstance(self.d, int) or self.d < 1:
+        if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
             raise ShapeError(f"sequence: expected a token dimension d >= 1, got {self.d!r}")
-        if len(self.rows) < 1:
+        try:
+            rows = tuple(tuple(r) for r in self.rows)
+        except TypeError:
+            raise ShapeError("sequence: expected rows as tuples of (index, value) pairs") from None
+        if len(rows) < 1:
             raise ShapeError("sequence: expected at least one token (N >= 1), got none")
+        for i, r in enumerate(rows):
+            last = -1
+            for pair in r:
+                if not (isinstance(pair, tuple) and len(pair) == 2):
+                    raise ShapeError(f"sequence: token {i}: expected (index, value) pairs, got {pair!r}")
+                j, q = pair
+                if not (isinstance(j, int) and last < j < self.d):
+                    raise ShapeError(f"sequence: token {i}: indices must increase within 0..{self.d - 1}, got {j!r}")
+                if not isinstance(q, Fraction) or q == 0:
+                    raise ShapeError(f"sequence: token {i}: values must be nonzero Fractions, got {q!r}")
+                last = j
+        object.__setattr__(self, "rows", rows)
 
     @classmethod
     def from_rows(cls, rows, *, d: int | None = None, name: str = "X") -> "Sequence":

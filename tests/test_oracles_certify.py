@@ -549,3 +549,29 @@ def test_grid_mode_on_an_exact_oracle_refuses_an_off_grid_truth():
     truth = SingleHead([[Fraction(1, 3) + Fraction(1, 10**30), 0], [0, 1]], [1, 1])
     with pytest.raises(OracleInconsistent, match="the true parameters are not on that grid"):
         learn_single_head(ExactOracle(truth), grid="rational:10")
+
+
+def test_a_failing_answer_still_counts_the_queries_before_it():
+    calls = []
+
+    def fn(X):
+        calls.append(1)
+        return float("nan") if len(calls) == 3 else 0.5
+
+    o = CallableOracle(fn, d=1, accuracy="1e-9")
+    with pytest.raises(OracleInconsistent, match=r"query #3"):
+        o.query_batch([[[1]], [[2]], [[3]], [[4]]])
+    assert o.count == 2 and len(o.transcript) == 2 and len(calls) == 3
+
+
+def test_sequence_constructor_validates():
+    from exact.sequences import Sequence
+    from exact.errors import ShapeError
+
+    with pytest.raises(ShapeError, match="indices must increase within 0..1"):
+        Sequence(2, (((5, Fraction(1)),),))
+    with pytest.raises(ShapeError, match="values must be nonzero Fractions"):
+        Sequence(2, (((0, "1"),),))
+    with pytest.raises(ShapeError, match="values must be nonzero Fractions"):
+        Sequence(2, (((0, Fraction(0)),),))
+    assert Sequence(2, (((1, Fraction(3)),),)) == Sequence.from_rows([[0, 3]])
