@@ -17,7 +17,7 @@ from flint import fmpq_mat
 
 from .numbers import to_fmpq, to_fraction
 
-__all__ = ["canonical_factors", "canonical_form", "exact_rank", "to_fmpq_mat", "from_fmpq_mat"]
+__all__ = ["canonical_factors", "canonical_form", "exact_rank", "pivot_columns", "to_fmpq_mat", "from_fmpq_mat"]
 
 
 def to_fmpq_mat(M) -> fmpq_mat:
@@ -30,6 +30,16 @@ def to_fmpq_mat(M) -> fmpq_mat:
 def from_fmpq_mat(M: fmpq_mat) -> tuple:
     """A flint ``fmpq_mat`` as a tuple of rows of Fractions."""
     return tuple(tuple(to_fraction(M[i, j]) for j in range(M.ncols())) for i in range(M.nrows()))
+
+
+def pivot_columns(M: fmpq_mat) -> list[int]:
+    """The pivot columns of the reduced row echelon form of ``M`` (independent columns).
+
+    >>> pivot_columns(to_fmpq_mat([[0, 1, 2], [0, 2, 4]]))
+    [1]
+    """
+    R, rank = M.rref()
+    return [next(j for j in range(R.ncols()) if R[i, j] != 0) for i in range(rank)]
 
 
 def exact_rank(M) -> int:
@@ -67,10 +77,7 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     """
     M = to_fmpq_mat([[to_fraction(x) for x in r] for r in W])
     R, rank = M.rref()
-    pivots = []
-    for i in range(rank):
-        j = next(j for j in range(R.ncols()) if R[i, j] != 0)
-        pivots.append(j)
+    pivots = pivot_columns(M)
     Q = tuple(tuple(to_fraction(R[i, j]) for j in range(R.ncols())) for i in range(rank))
     K = tuple(tuple(to_fraction(M[i, p]) for i in range(M.nrows())) for p in pivots)
     return K, Q

@@ -47,7 +47,7 @@ import numpy as np
 from flint import fmpq_mat
 
 from ..arith import Measurement, get_arithmetic
-from ..canonical import canonical_factors, from_fmpq_mat
+from ..canonical import canonical_factors, from_fmpq_mat, pivot_columns
 from ..certify import make_certificate
 from ..errors import CertificateInvalid, ShapeError
 from ..models import SingleHead
@@ -82,15 +82,6 @@ def _sketch(rng: np.random.Generator, d: int) -> list[Fraction]:
         b = [Fraction(int(n), top) for n in rng.integers(-top, top + 1, size=d)]
         if any(b):
             return b
-
-
-def _pivots(M: fmpq_mat) -> list[int]:
-    """Pivot columns of the reduced row echelon form of ``M``."""
-    R, rank = M.rref()
-    out = []
-    for i in range(rank):
-        out.append(next(j for j in range(R.ncols()) if R[i, j] != 0))
-    return out
 
 
 def learn_low_rank(
@@ -223,10 +214,10 @@ def learn_low_rank(
     Z = fmpq_mat(r_eff, d, [0] * (r_eff * d))
     P = K = []
     if r_eff:
-        P = _pivots(T)  # independent columns of T (and of Y = U⁻¹T)
-        K = _pivots(_submatrix(T, range(d), P).transpose())  # rows with T[K, P] invertible
+        P = pivot_columns(T)  # independent columns of T (and of Y = U⁻¹T)
+        K = pivot_columns(_submatrix(T, range(d), P).transpose())  # rows with T[K, P] invertible
         Bm = _mat(B_cols)  # d × c
-        J = _pivots(Bm.transpose())  # rows with B[J, :] invertible
+        J = pivot_columns(Bm.transpose())  # rows with B[J, :] invertible
         if len(J) < c:  # pragma: no cover - probability ~ 2^-20 per column
             raise ValueError(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
         Jc = [j for j in range(d) if j not in J]

@@ -68,6 +68,13 @@ def _float_check(bound: float):
     return check
 
 
+def _float_grid_check(inst: Instance):
+    oracle = FloatOracle(inst.model)  # float64 answers, each with its own rounding bound
+    r = learn_single_head(oracle, grid=inst.grid)
+    exact = r.model == inst.model and r.certificate.check().holds and r.certificate.kind == "consistent"
+    return exact, r.queries == single_head_query_count(inst.model.d), "exact from float64 answers"
+
+
 def _v_zero_check(inst: Instance):
     oracle = ExactOracle(inst.model)
     try:
@@ -119,6 +126,10 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
     ) + tuple(i for i in inst if max(abs(x) for row in i.model.W for x in row) <= 10 and "rational" not in i.name)
     big = (Instance("float d=4 |W| ~ 1e3", SingleHead.random(4, seed=70, bound=1000)),)
     zero = tuple(Instance(f"v = 0 d={d}", SingleHead([[1] * d] * d, [0] * d)) for d in (1, 3))
+    f32 = tuple(
+        Instance(f"float32 head d={d}", SingleHead.random(d, seed=80 + d, grid="float32", bound=4), grid="float32")
+        for d in (2, 4, 6)
+    )
     few = tuple(Instance(f"rational d={d} seed={s}", SingleHead.random(d, seed=s)) for d in (3, 5) for s in (0, 1))
     from proofs import prove_logit_primitive  # verify is an application layer over exact and proofs
 
@@ -130,6 +141,7 @@ def single_head_claims(*, max_d: int = 16, quick: bool = False) -> list[Claim]:
         Claim("Thm 4.1: exact W, v in d²+d queries (certified)", inst, _exact_check("certified")),
         Claim("Thm 4.1: exact W, v in d²+d queries (symbolic)", small, _exact_check("symbolic")),
         Claim("Thm 4.1: grid heads bit for bit (certified, grid)", grid_inst, _exact_check("certified", use_grid=True)),
+        Claim("Thm 4.1: float64 oracle + float32 grid: bit for bit", f32, _float_grid_check),
         Claim("Thm 4.1: float mode error <= 1e-9 for |W| <= 10", float_inst, _float_check(1e-9)),
         Claim("Thm 4.1: float mode error <= 1e-6 at |W| ~ 1e3", big, _float_check(1e-6)),
         Claim("v = 0 raises NotIdentifiable after exactly d queries", zero, _v_zero_check),
