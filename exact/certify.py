@@ -133,6 +133,17 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
     Exact answers are compared exactly.  Answers of approximate oracles must lie
     within ``accuracy + rtol·|answer|`` of the model's value (rigorous balls at
     ``prec`` bits).
+
+    Examples
+    --------
+    >>> from exact.models import SingleHead
+    >>> from exact.oracles import ExactOracle
+    >>> o = ExactOracle(SingleHead([[1]], [3]))
+    >>> _ = o.query([[2], [1]])
+    >>> check_transcript(SingleHead([[1]], [3]), o.transcript).holds
+    True
+    >>> check_transcript(SingleHead([[1]], [2]), o.transcript).failures
+    (0,)
     """
     entries = list(transcript)
     exact = _all_exact(entries)
@@ -168,7 +179,20 @@ class Certificate:
     """A recovered model together with the transcript it must reproduce.
 
     Anyone can check it with :meth:`check`, and it serialises to JSON
-    (:func:`exact.io.certificate_to_json`).
+    (:func:`certificate_to_json`).
+
+    Examples
+    --------
+    >>> from exact.models import SingleHead
+    >>> from exact.oracles import ExactOracle
+    >>> from exact.learn import learn_single_head
+    >>> truth = SingleHead([[2, 0], [1, "1/3"]], [1, -1])
+    >>> cert = learn_single_head(ExactOracle(truth)).certificate
+    >>> print(cert.check().message)
+    certificate holds: the model's values are exactly equal to all 6 answers
+    >>> import dataclasses
+    >>> dataclasses.replace(cert, model=SingleHead([[2, 0], [1, "1/4"]], [1, -1])).check().holds
+    False
 
     Attributes
     ----------

@@ -47,7 +47,17 @@ MODES = ("certified", "symbolic", "float")
 
 
 def get_arithmetic(mode: str | None, oracle, *, grid=None, prec: int = 64, max_prec: int = 1 << 23) -> Arithmetic:
-    """The arithmetic for ``mode``; ``None`` picks certified for exact oracles or a declared grid, else float."""
+    """The arithmetic for ``mode``; ``None`` picks certified for exact oracles or a declared grid, else float.
+
+    Examples
+    --------
+    >>> from exact.models import SingleHead
+    >>> from exact.oracles import ExactOracle, FloatOracle
+    >>> get_arithmetic(None, ExactOracle(SingleHead([[1]], [1]))).name
+    'certified'
+    >>> get_arithmetic(None, FloatOracle(SingleHead([[1]], [1]))).name
+    'float'
+    """
     if mode is None:
         mode = "certified" if (oracle.exact or grid is not None) else "float"
     if mode not in MODES:

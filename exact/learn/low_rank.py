@@ -178,9 +178,10 @@ def learn_low_rank(
         seqs, meas = [], []
         token: dict = {}  # per distinct b: its sparse row and vᵀb, computed once
         for k, b in pairs:
-            if id(b) not in token:
-                token[id(b)] = (_pairs(dict(enumerate(b))), sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
-            row, base = token[id(b)]
+            key = tuple(b)
+            if key not in token:
+                token[key] = (_pairs(dict(enumerate(b))), sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
+            row, base = token[key]
             a = dict(row)
             a[k] = a.get(k, 0) + 1
             if plan.shifts[k]:

@@ -53,7 +53,17 @@ def _sign(x) -> int:
 
 @dataclass(frozen=True)
 class ProbePlan:
-    """The probes of Theorem 4.1: pivot ``p``, shifts ``σ_k`` and token scales ``β, γ``."""
+    """The probes of Theorem 4.1: pivot ``p``, shifts ``σ_k`` and token scales ``β, γ``.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> plan = ProbePlan.choose([Fraction(2), Fraction(0), Fraction(-3)])
+    >>> plan.pivot, plan.shifts          # u_0 = e_0, u_1 = e_1 + e_2 (v_1 = 0), u_2 = e_2
+    (2, (0, 1, 0))
+    >>> len(plan.sequences()), plan.sequences()[1].dense()[0]
+    (9, [Fraction(1, 1), Fraction(1, 1), Fraction(1, 1)])
+    """
 
     d: int
     pivot: int
