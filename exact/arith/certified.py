@@ -236,8 +236,12 @@ def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
 
 
 def _what(what) -> str:
-    """Error-message name of a parameter: a string, or ``(name, measurement)`` built lazily."""
-    return what if isinstance(what, str) else f"{what[0]} (measurement #{what[1]})"
+    """Error-message name: a string, or ``(parameter, measurement)`` rendered lazily.
+
+    A measurement can feed several parameters (the pivot row's logits enter every
+    shifted row), so it is named by its own index first.
+    """
+    return what if isinstance(what, str) else f"measurement #{what[1]} (needed for {what[0]})"
 
 
 def _bits_to_resolve(error: Fraction) -> int:
