@@ -20,3 +20,20 @@ def test_readme_starts_with_the_two_commands():
     assert 'pip install ".[test,cs]" && python -m pytest -q' in text
     ci = (README.parent / ".ci" / "run").read_text()
     assert 'pip install ".[test,cs]"' in ci and "python -m pytest -q" in ci
+
+
+def test_readme_counterexample_transcript_is_current(capsys):
+    from exact.cli import main
+
+    text = README.read_text()
+    command = "$ exact-attention counterexample --d 2 --heads 2 --seed 1 --kind split"
+    start = text.index("    " + command) + len("    " + command) + 1
+    block = []
+    for line in text[start:].splitlines():
+        if line and not line.startswith("    "):
+            break
+        block.append(line[4:])
+    while block and not block[-1]:
+        block.pop()
+    assert main(["counterexample", "--d", "2", "--heads", "2", "--seed", "1", "--kind", "split"]) == 0
+    assert capsys.readouterr().out.rstrip("\n").splitlines() == block
