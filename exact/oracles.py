@@ -327,13 +327,25 @@ _EPS = 2.0**-52
 
 
 def _float_error_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Rounding-error bounds of float64 softmax-head answers (see :class:`FloatOracle`)."""
-    q = np.einsum("nd,ed->ne", X[:, -1, :], W, optimize=False)
-    s = np.einsum("nid,nd->ni", X, q, optimize=False)
-    c = np.abs(np.einsum("nid,d->ni", X, v, optimize=False)).max(axis=1)
-    spread = np.abs(s).max(axis=1) + 1.0
+    """Rounding-error bounds of float64 softmax-head answers (see :class:`FloatOracle`).
+
+    Standard dot-product bounds, in terms of sums of *absolute* terms so cancellation
+    cannot hide: with ``γ = (k + 2)·eps`` for tokens with at most ``k`` nonzeros,
+    ``|δs_i| <= 2γ·|x_i|ᵀ|W||x_N|`` and ``|δc_i| <= γ·|x_i|ᵀ|v|``; score errors move the
+    softmax weights by a relative ``expm1(2·max|δs|)``; the sums add ``(N + 6)·eps``.
+    The total is doubled for second-order terms.
+    """
+    A = np.abs(X)
+    k = max(1, int((X != 0).sum(axis=2).max()))
+    g = (k + 2) * _EPS
+    ds = 2 * g * np.einsum("nid,nd->ni", A, np.einsum("nd,ed->ne", A[:, -1, :], np.abs(W), optimize=False), optimize=False)
+    ca = np.einsum("nid,d->ni", A, np.abs(v), optimize=False)
+    c = np.abs(np.einsum("nid,d->ni", X, v, optimize=False)) + g * ca
     N = X.shape[1]
-    return 8 * _EPS * (N + 2 + spread) * c + 4 * _EPS * np.abs(ys) + 1e-300
+    with np.errstate(over="ignore"):
+        rel = np.expm1(2 * ds.max(axis=1)) + (N + 6) * _EPS
+        err = c.max(axis=1) * rel + g * ca.max(axis=1) + 4 * _EPS * np.abs(ys)
+    return 2 * err + 1e-300
 
 
 def _is_float64(q: Fraction) -> bool:
@@ -346,10 +358,9 @@ class FloatOracle(CallableOracle):
     """float64 answers of a single head evaluated with numpy, vectorised over batches.
 
     Each answer is a :class:`FloatAnswer` carrying a bound on its float64 rounding
-    error, computed from the evaluation itself:
-    ``8·eps·(N + 2 + spread of the scores)·max_i |vᵀx_i| + 4·eps·|f|`` (the errors of
-    the scores are amplified by the exponentials, and cancellation can leave ``f``
-    near 0 while the terms are large).
+    error, computed from the evaluation itself by standard dot-product bounds on
+    sums of absolute terms (see ``_float_error_bounds``), so cancellation anywhere
+    (in the scores, the values or the final sum) is covered.
 
     Parameters
     ----------
@@ -394,6 +405,8 @@ class FloatOracle(CallableOracle):
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
             errs = _float_error_bounds(self._W, self._v, X, ys)
+            if not np.isfinite(errs).all():
+                raise OracleInconsistent("the float model's answers cannot be bounded (its terms overflow float64)")
             for i, y, e in zip(idx, ys.tolist(), errs.tolist()):
                 out[i] = FloatAnswer(y, e)
         return out
