@@ -16,6 +16,7 @@ This is the only module that reads the exp-polynomial form of an oracle's answer
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -103,6 +104,7 @@ class CheckReport:
     failures: tuple = ()
     failed: int = 0
     reason: str | None = None
+    scope: str = ""
 
     def __bool__(self) -> bool:
         return self.holds
@@ -111,7 +113,7 @@ class CheckReport:
     def message(self) -> str:
         if self.holds:
             how = "exactly equal to" if self.kind == EXACT else "consistent with"
-            return f"certificate holds: the model's values are {how} all {self.checked} answers"
+            return f"certificate holds: the model's values are {how} all {self.checked} answers{self.scope}"
         if self.reason:
             return f"certificate FAILS: {self.reason}"
         shown = ", ".join(f"#{i}" for i in self.failures)
@@ -189,7 +191,7 @@ class Certificate:
     >>> truth = SingleHead([[2, 0], [1, "1/3"]], [1, -1])
     >>> cert = learn_single_head(ExactOracle(truth)).certificate
     >>> print(cert.check().message)
-    certificate holds: the model's values are exactly equal to all 6 answers
+    certificate holds: the model's values are exactly equal to all 6 answers (the Theorem 4.1 probe set, which identifies the model)
     >>> import dataclasses
     >>> dataclasses.replace(cert, model=SingleHead([[2, 0], [1, "1/4"]], [1, -1])).check().holds
     False
@@ -230,6 +232,8 @@ class Certificate:
         if reason:
             return CheckReport(False, self.kind, n, reason=reason)
         report = check_transcript(self.model, self.transcript, accuracy=self.accuracy, rtol=self.rtol)
+        if report.holds:
+            report = dataclasses.replace(report, scope=self._scope())
         if report.kind != self.kind:
             return CheckReport(
                 False, self.kind, n,
@@ -237,18 +241,43 @@ class Certificate:
             )
         return report
 
+    def _scope(self) -> str:
+        """What the holding check covers beyond the replay, for the message."""
+        if self.learner == "single_head":
+            return " (the Theorem 4.1 probe set, which identifies the model)"
+        if self.learner == "low_rank":
+            return f" (the low-rank learner's queries; identifies the model among rank <= {self.conditions['max_rank']})"
+        return " (replay only: the transcript is not checked to identify the model)"
+
     def _unmet_condition(self) -> str | None:
+        from .learn.single_head import ProbePlan  # learners build certificates: import late
+        from .models import SingleHead
+        from .sequences import Sequence
+
+        if (self.learner or self.conditions) and not isinstance(self.model, SingleHead):
+            return f"learner and rank conditions apply to single heads, not to a {type(self.model).__name__}"
         r = self.conditions.get("max_rank")
         if r is not None and self.model.rank > r:
             return f"the model has rank {self.model.rank}, above the assumed bound r = {r}"
+        d = self.model.d if self.learner else 0
+        if self.learner and not any(self.model.v):
+            return "v = 0, so no query depends on W: the transcript cannot identify it"
         if self.learner == "single_head":
-            from .learn.single_head import ProbePlan  # learners build certificates: import late
-            from .sequences import Sequence
-
-            d = self.model.d
             expected = [Sequence.basis(d, i) for i in range(d)] + ProbePlan.choose(self.model.v).sequences()
             if [q.X for q in self.transcript] != expected:
                 return "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
+        if self.learner == "low_rank":
+            if r is None:
+                return "a low-rank certificate must state its rank bound (conditions max_rank)"
+            from .learn.low_rank import low_rank_query_count
+
+            n, rank = len(self.transcript), self.model.rank
+            allowed = {
+                d + d * r + rank * (d - r),  # rank given (a true rank below r uses fewer row queries)
+                low_rank_query_count(d, rank, rank_known=False),  # rank found
+            }
+            if n not in allowed:
+                return f"the transcript has {n} queries, not the low-rank learner's {sorted(allowed)} for d={d}, r={r}"
         return None
 
     def __repr__(self) -> str:
@@ -290,7 +319,11 @@ def _answer_from_json(data):
     if isinstance(data, dict) and set(data) == {"value"}:
         return parse_rational(data["value"], name="answer")
     if isinstance(data, dict) and set(data) == {"value", "error"}:
-        return FloatAnswer(float(parse_rational(data["value"], name="answer")), float(parse_rational(data["error"], name="error")))
+        value = parse_rational(data["value"], name="answer")
+        error = parse_rational(data["error"], name="error")
+        if error < 0 or abs(value) > 2**1000 or Fraction(float(value)) != value:
+            raise ValueError(f"answer: a float answer needs a float64 value and an error >= 0, got {data!r}")
+        return FloatAnswer(float(value), float(error))
     raise ValueError(f"answer: expected {{'exact': ...}} or {{'value': 'p/q'}}, got {data!r}")
 
 

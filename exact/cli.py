@@ -83,7 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     ll.add_argument("--mode", choices=("certified", "symbolic"), default=None, help="sketch method only")
     ll.add_argument("--C", type=float, default=DEFAULT_C, help="cs: m = ceil(C·2rd) projections")
     ll.add_argument("--m", type=int, default=None, help="cs: number of projections (overrides --C)")
-    ll.add_argument("--seed", type=int, default=0, help="seed of the sketches / Gaussian probes")
+    ll.add_argument("--seed", type=int, default=None,
+                    help="seed of the sketches / Gaussian probes (default: a fresh sketch seed, reported; 0 for cs)")
     ll.add_argument("--json", action="store_true", help="print the result as JSON")
     ll.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (sketch method)")
 
@@ -134,7 +135,7 @@ def _cmd_learn(args) -> int:
         if args.rank is None:
             raise ExactAttentionError("--rank: the compressed-sensing learner needs the rank bound r")
         oracle = ExactOracle(model)
-        result = learn_low_rank_cs(oracle, rank=args.rank, m=args.m, C=args.C, seed=args.seed)
+        result = learn_low_rank_cs(oracle, rank=args.rank, m=args.m, C=args.C, seed=args.seed or 0)
         claim = f"d + m = {model.d} + {result.details['m']}"
     else:
         oracle = ExactOracle(model)
@@ -165,7 +166,7 @@ def _print_result(result, model, claim: str) -> int:
     print(f"queries     {result.queries} ({claim}), longest sequence {result.max_length}")
     if "rank" in result.details:
         known = "within the given bound" if result.details["rank_known"] else "found by exact rank tests"
-        print(f"rank        {result.details['rank']} ({known})")
+        print(f"rank        {result.details['rank']} ({known}; sketch seed {result.details['seed']})")
     if result.exact:
         print(f"exact       {'yes: equal to the model' if same else 'NO: differs from the model'}")
         print(f"certificate {result.certificate.check().message}")
@@ -246,7 +247,8 @@ def _cmd_certify(args) -> int:
     report = cert.check()
     if args.json:
         print(json.dumps({"holds": report.holds, "kind": report.kind, "checked": report.checked,
-                          "failed": report.failed, "failures": list(report.failures)}))
+                          "failed": report.failed, "failures": list(report.failures), "reason": report.reason,
+                          "message": report.message}))
     else:
         print(report.message)
     return 0 if report.holds else EXIT_FAIL
@@ -288,7 +290,7 @@ def main(argv=None) -> int:
     except NotIdentifiable as e:
         print(f"exact-attention: not identifiable: {e}", file=sys.stderr)
         return EXIT_ERROR
-    except (ExactAttentionError, ValueError, OSError, ImportError, ArithmeticError) as e:
+    except (ExactAttentionError, ValueError, OSError, ImportError, OverflowError) as e:
         print(f"exact-attention: error: {e}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -411,7 +411,10 @@ def test_exact_certificate_holds(learned):
     assert isinstance(report, CheckReport)
     assert report.holds and bool(report)
     assert (report.kind, report.checked, report.failures, report.failed) == ("exact", 12, (), 0)
-    assert report.message == "certificate holds: the model's values are exactly equal to all 12 answers"
+    assert report.message == (
+        "certificate holds: the model's values are exactly equal to all 12 answers "
+        "(the Theorem 4.1 probe set, which identifies the model)"
+    )
     assert report.raise_for_failure() is report
     assert repr(cert) == "Certificate(kind='exact', queries=12)"
 
@@ -508,7 +511,10 @@ def test_callable_certificate_consistent(callable_setup):
     assert cert.accuracy == Fraction(1, 10**50) and cert.rtol == 0
     report = cert.check()
     assert report.holds and report.kind == "consistent" and report.checked == 12
-    assert report.message == "certificate holds: the model's values are consistent with all 12 answers"
+    assert report.message == (
+        "certificate holds: the model's values are consistent with all 12 answers "
+        "(the Theorem 4.1 probe set, which identifies the model)"
+    )
 
 
 def test_callable_certificate_fails_when_tampered(callable_setup):
@@ -575,3 +581,16 @@ def test_sequence_constructor_validates():
     with pytest.raises(ShapeError, match="values must be nonzero Fractions"):
         Sequence(2, (((0, Fraction(0)),),))
     assert Sequence(2, (((1, Fraction(3)),),)) == Sequence.from_rows([[0, 3]])
+
+
+def test_certificate_scope_and_identification_conditions(learned):
+    truth, _, result = learned
+    replay_only = dataclasses.replace(result.certificate, learner=None)
+    assert replay_only.check().message.endswith("(replay only: the transcript is not checked to identify the model)")
+    zero_v = dataclasses.replace(result.certificate, model=SingleHead(truth.W, [0] * truth.d))
+    assert "v = 0, so no query depends on W" in zero_v.check().message
+    cert = result.certificate
+    short = dataclasses.replace(cert, learner="low_rank", conditions={"max_rank": truth.d}, transcript=cert.transcript[:5])
+    assert "the transcript has 5 queries, not the low-rank learner's" in short.check().message
+    no_bound = dataclasses.replace(cert, learner="low_rank")
+    assert "must state its rank bound" in no_bound.check().message

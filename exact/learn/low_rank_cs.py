@@ -15,6 +15,7 @@ balls refined to 60 bits, so the only error left is the solver's.
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from fractions import Fraction
@@ -119,8 +120,9 @@ def learn_low_rank_cs(
     if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= d:
         raise ShapeError(f"rank: expected an integer 1 <= r <= d = {d}, got {rank!r}")
     if m is None:
-        if not (isinstance(C, (int, float)) and math.isfinite(C) and C > 0):
+        if isinstance(C, bool) or not isinstance(C, numbers.Real) or not (math.isfinite(float(C)) and C > 0):
             raise ValueError(f"C: expected a positive finite constant, got {C!r}")
+        C = float(C)
         m = cs_measurements(d, rank, C)
     if not isinstance(m, int) or isinstance(m, bool) or m < 1:
         raise ValueError(f"m: expected a positive number of projections, got {m!r}")
