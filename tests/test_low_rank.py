@@ -794,3 +794,17 @@ def test_certificate_records_and_enforces_the_rank_bound():
     bad = dataclasses.replace(r.certificate, model=higher)
     report = bad.check()
     assert not report.holds and "above the assumed bound r = 1" in report.message
+
+
+def test_a_fixed_public_seed_can_be_targeted_which_is_why_the_default_is_fresh():
+    # W = x yᵀ with y orthogonal to seed 0's first sketch column: W B = 0 for that sketch.
+    from exact.learn.low_rank import _sketch
+
+    b1 = _sketch(np.random.default_rng(0), 4)
+    y = [b1[1], -b1[0], Fraction(0), Fraction(0)]
+    W = [[Fraction(xi) * yj for yj in y] for xi in (1, 2, 3, 4)]
+    truth = SingleHead(W, [1, 1, 1, 1])
+    targeted = learn_low_rank(ExactOracle(truth), rank=1, seed=0)
+    assert targeted.model != truth and targeted.details["rank"] == 0  # the documented limitation
+    fresh = learn_low_rank(ExactOracle(truth), rank=1)
+    assert fresh.model == truth
