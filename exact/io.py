@@ -46,7 +46,16 @@ def model_from_json(data):
 
 
 def result_to_json(result, *, certificate: bool = False) -> dict:
-    """A learner's result as JSON (the certificate, with its transcript, on request)."""
+    """A learner's result as JSON (the certificate, with its transcript, on request).
+
+    >>> from exact.models import SingleHead
+    >>> from exact.oracles import ExactOracle
+    >>> from exact.learn import learn_single_head
+    >>> r = learn_single_head(ExactOracle(SingleHead([["1/2"]], [3])))
+    >>> out = result_to_json(r)
+    >>> out["model"]["W"], out["queries"], out["certificate_kind"]
+    ([['1/2']], 2, 'exact')
+    """
     out = {
         "kind": "result",
         "model": result.model.to_json(),
@@ -80,7 +89,18 @@ def load_json(source: str | Path):
 
 
 def load_model(source: str | Path):
-    """Load a model JSON file (see :func:`model_from_json`)."""
+    """Load a model JSON file (see :func:`model_from_json`).
+
+    Errors name the file; numbers are parsed, never evaluated.
+
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.json"
+    >>> _ = path.write_text('{"kind": "single-head", "W": [["__import__(0)"]], "v": ["1"]}')
+    >>> load_model(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    exact.errors.InvalidNumber: ...m.json: W[0][0]: expected an integer, 'p/q' or decimal string, got '__import__(0)'
+    """
     data = load_json(source)
     try:
         return model_from_json(data)
