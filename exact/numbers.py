@@ -89,22 +89,42 @@ def to_fraction(x, *, name: str = "value") -> Fraction:
         return Fraction(x)
     module = type(x).__module__.split(".")[0]
     if module == "numpy":
-        if getattr(x, "shape", None) not in ((), None):
+        shape = getattr(x, "shape", None)
+        if shape == () and hasattr(x, "ndim") and type(x).__name__ == "ndarray":
+            return to_fraction(x[()], name=name)  # a 0-d array: its one element
+        if shape not in ((), None):
             raise InvalidNumber(f"{name}: expected a scalar, got an array of shape {x.shape}")
         if isinstance(x, numbers.Integral):
             return Fraction(int(x))
         if isinstance(x, numbers.Real):
-            return _from_float(float(x), name)  # float16/32/64 embed exactly in float
+            # Every width, longdouble included, at its exact binary value: never via float64.
+            return _from_ratio(x, name)
     if module == "mpmath" and hasattr(x, "_mpf_"):
         return _from_mpf(x, name)
     if module == "sympy":
         return _from_sympy(x, name)
     if module == "torch" and hasattr(x, "item") and getattr(x, "numel", lambda: 0)() == 1:
         return to_fraction(x.item(), name=name)
+    if isinstance(x, numbers.Real) and hasattr(x, "as_integer_ratio"):
+        return _from_ratio(x, name)  # any other real type that states its exact value (gmpy2, ...)
     raise InvalidNumber(
         f"{name}: expected a finite real number (int, Fraction, 'p/q' string, float, ...), "
-        f"got {type(x).__name__} {x!r}"
+        f"got {type(x).__name__} {_short_repr(x)}"
     )
+
+
+def _short_repr(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _from_ratio(x, name: str) -> Fraction:
+    """The exact value of a real that offers ``as_integer_ratio`` (numpy floats of any width, ...)."""
+    try:
+        p, q = x.as_integer_ratio()
+    except (OverflowError, ValueError):  # inf, nan
+        raise InvalidNumber(f"{name}: expected a finite real number, got {_short_repr(x)}") from None
+    return Fraction(int(p), int(q))
 
 
 def _from_float(x: float, name: str) -> Fraction:
