@@ -123,7 +123,7 @@ def _from_ratio(x, name: str) -> Fraction:
     try:
         p, q = x.as_integer_ratio()
     except (OverflowError, ValueError):  # inf, nan
-        raise InvalidNumber(f"{name}: expected a finite real number, got {_short_repr(x)}") from None
+        raise InvalidNumber(f"{name}: expected a finite real number, got {str(x)[:60]}") from None
     return Fraction(int(p), int(q))
 
 
