@@ -17,6 +17,9 @@ __all__ = [
     "OracleInconsistent",
     "CertificateInvalid",
     "InvalidFormat",
+    "InvalidArgument",
+    "MissingDependency",
+    "SolverFailed",
 ]
 
 
@@ -57,3 +60,15 @@ class CertificateInvalid(ExactAttentionError, ValueError):
 
 class InvalidFormat(ExactAttentionError, ValueError):
     """A file or JSON document is not of the expected form."""
+
+
+class InvalidArgument(ExactAttentionError, ValueError):
+    """An argument of a public function is out of its domain (a mode, a seed, a size, ...)."""
+
+
+class MissingDependency(ExactAttentionError, ImportError):
+    """An optional dependency (an extra such as ``cs`` or ``torch``) is not installed."""
+
+
+class SolverFailed(ExactAttentionError, ArithmeticError):
+    """A numerical solver (the convex program of the compressed-sensing learner) returned no solution."""

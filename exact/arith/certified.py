@@ -1,4 +1,11 @@
-"""Certified arithmetic: python-flint ``arb`` balls, precision on demand, exact identification."""
+"""Certified arithmetic: python-flint ``arb`` balls, precision on demand, exact identification.
+
+The numbers a learner reads off its answers (values and logits) are *quantities*
+for the :func:`~exact.identify.identify` kernel: each knows how to produce a
+rigorous ball at its current precision and how to refine itself.  Precision grows
+by doubling, from ``prec`` up to ``max_prec``, and for an approximate oracle only
+as far as its declared accuracy lets the answers sharpen.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +14,18 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 
 from ..certify import answer_equals
-from ..errors import OracleInconsistent, PrecisionInsufficient
+from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
-from ..numbers import ball_interval, floor_log2, simplest_between, simplest_in_ball, to_fmpq, to_fraction
+from ..identify import identify
+from ..numbers import ball_interval, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball
 from .base import Arithmetic, primitive_form
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
+#: No logit of a larger height (bits of numerator and denominator) is searched for:
+#: an answer known to many more bits that no such logit reproduces is not a softmax head.
 MAX_HEIGHT_BITS = 4096
 
 
@@ -40,80 +50,85 @@ class CertifiedArithmetic(Arithmetic):
         super().__init__(oracle)
         self.grid: Grid | None = parse_grid(grid)
         if self.grid is None and not oracle.exact:
-            raise ValueError(
+            raise InvalidArgument(
                 "mode='certified' on an approximate oracle needs a declared grid (e.g. grid='float32' or "
-                "grid='rational:1000'): its answers alone cannot make a result exact; or use mode='float'"
+                "grid='rational:1000'; --grid on the command line): its answers alone cannot make a result "
+                "exact; or use mode='float'"
             )
-        self.prec0 = int(prec)
-        self.max_prec = int(max_prec)
-        self.precision = self.prec0
+        for label, value in (("prec", prec), ("max_prec", max_prec)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 16:
+                raise InvalidArgument(f"{label}: expected an integer number of bits >= 16, got {value!r}")
+        if max_prec < prec:
+            raise InvalidArgument(f"max_prec: expected at least prec = {prec}, got {max_prec}")
+        self.prec0 = prec
+        self.max_prec = max_prec
+        self.precision = prec
 
     # escalation ------------------------------------------------------------------
 
-    def _next(self, prec: int, answer, what: str, lo=None, hi=None) -> int:
-        if not isinstance(answer, ExactAnswer):
-            bits = _bits_to_resolve(self.oracle.error_bound(answer))
-            if prec >= bits:
-                if lo is None:  # the softmax weight itself is not resolved inside (0, 1)
-                    raise PrecisionInsufficient(
-                        f"{what}: at the oracle's declared accuracy the softmax weight is not resolved inside "
-                        "(0, 1): the logit is too large for this oracle to certify (scale the probes, or use "
-                        "an oracle with better accuracy)"
-                    )
-                grids = certifiable_grids(hi - lo, (lo + hi) / 2) if hi > lo else "none"
+    def next_precision(self, prec: int, answer, what: str, interval=None) -> int:
+        """The next working precision after ``prec`` failed to identify ``what``.
+
+        Raises :class:`PrecisionInsufficient` when the answer cannot sharpen further
+        (its declared accuracy is reached) or ``max_prec`` would be exceeded.
+        """
+        if not isinstance(answer, ExactAnswer) and prec >= _bits_to_resolve(self.oracle.error_bound(answer)):
+            if interval is None:  # the softmax weight itself is not resolved inside (0, 1)
                 raise PrecisionInsufficient(
-                    f"{what}: the oracle's declared accuracy cannot certify it on grid "
-                    f"{self.grid.name if self.grid else None} (ball [{float(lo):.6g}, {float(hi):.6g}]); "
-                    f"grids certifiable at this accuracy: {grids}"
+                    f"{what}: at the oracle's declared accuracy the softmax weight is not resolved inside "
+                    "(0, 1): the logit is too large for this oracle to certify (scale the probes, or use "
+                    "an oracle with better accuracy)"
                 )
+            lo, hi = interval
+            grids = certifiable_grids(hi - lo, (lo + hi) / 2) if hi > lo else "none"
+            raise PrecisionInsufficient(
+                f"{what}: the oracle's declared accuracy cannot certify it on grid "
+                f"{self.grid.name if self.grid else None} (ball [{float(lo):.6g}, {float(hi):.6g}]); "
+                f"grids certifiable at this accuracy: {grids}"
+            )
         if 2 * prec > self.max_prec:
             raise PrecisionInsufficient(
-                f"{what}: not certified at {prec} bits and max_prec={self.max_prec}; raise max_prec "
-                "(a logit of size L needs about L/ln 2 bits) or use mode='symbolic'"
+                f"{what}: not certified at {prec} bits and max_prec={self.max_prec} (--max-prec); raise it "
+                "(a logit of size L needs about L/ln 2 bits) or use mode='symbolic' (--mode symbolic)"
             )
         self.precision = max(self.precision, 2 * prec)
         return 2 * prec
 
-    def _ball(self, answer, prec: int) -> arb:
+    def ball(self, answer, prec: int) -> arb:
+        """A rigorous ball for an answer at ``prec`` bits, widened by the oracle's error bound."""
         return answer_ball(answer, prec, self.oracle.error_bound(answer))
 
     # values ------------------------------------------------------------------------
 
     def values(self, answers, names):
-        return [self._value(a, name) for a, name in zip(answers, names)]
+        qs = [_Value(self, a, name) for a, name in zip(answers, names)]
 
-    def _value(self, answer, what: str) -> Fraction:
-        prec = self.prec0
-        while True:
-            lo, hi = ball_interval(self._ball(answer, prec))
-            if self.grid is not None:
-                g = self.grid.identify(lo, hi, what=what)
-                if g is not None:
-                    return g
-            else:
-                cand = simplest_between(lo, hi)
-                if answer_equals(answer, ExpRatio.rational(cand)):
-                    return cand
-            prec = self._next(prec, answer, what, lo, hi)
+        def confirm(values, fresh):
+            return [i for i in fresh if not answer_equals(answers[i], ExpRatio.rational(values[i]))]
+
+        out = identify(qs, grid=self.grid, confirm=confirm, approximate=not self.oracle.exact)
+        return [Fraction(int(x.p), int(x.q)) for x in out]
 
     # logits -----------------------------------------------------------------------
 
-    def _logit_ball(self, answer, base: fmpq, slope: fmpq, prec: int, what, want: int | None = None):
-        """A ball for ℓ and the bits the answer resolved, or ``(None, 0)`` if α is not yet inside (0, 1).
+    def logit_ball(self, answer, base: fmpq, slope: fmpq, prec: int, what: str, want: int | None = None):
+        """A ball for ``ℓ = σ⁻¹((y − base)/slope)`` and the bits the answer resolved.
 
-        ``want`` caps the relative precision of the log: the odds may be known to far
-        more bits than identification needs (at a logit of 10^6 the answer needs ~1.4M
-        bits), and both the log and the rational search would pay for all of them.
+        Returns ``(None, 0)`` while the softmax weight is not yet inside (0, 1) at this
+        precision.  ``want`` caps the relative precision of the log: the odds may be
+        known to far more bits than identification needs (at a logit of 10^6 the
+        answer needs ~1.4M bits), and both the log and the rational search would pay
+        for all of them.
         """
         old = ctx.prec
         try:
             ctx.prec = prec
-            y = answer.ball(prec) if isinstance(answer, ExactAnswer) else self._ball(answer, prec)
+            y = answer.ball(prec) if isinstance(answer, ExactAnswer) else self.ball(answer, prec)
             alpha = (y - base) / slope
             if not (alpha > 0 and alpha < 1):
                 if alpha <= 0 or alpha >= 1:
                     raise OracleInconsistent(
-                        f"{_what(what)}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
+                        f"{what}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
                         "the oracle is not a single softmax head"
                     )
                 return None, 0
@@ -125,30 +140,6 @@ class CertifiedArithmetic(Arithmetic):
             ctx.prec = old
         return (ell, resolved) if ell.is_finite() else (None, 0)
 
-    def _candidate(self, answer, base: fmpq, slope: fmpq, state: list, what):
-        """The simplest rational in ℓ's ball at ``state = [prec, want, resolved]`` (raising prec until α is inside (0, 1))."""
-        while True:
-            ell, resolved = self._logit_ball(answer, base, slope, state[0], what, state[1])
-            if ell is not None:
-                state[2] = resolved
-                return simplest_in_ball(ell), ell
-            state[0] = self._next(state[0], answer, _what(what))
-
-    def _escalate(self, answer, state: list, ell, what) -> None:
-        """After a rejected candidate: use bits the answer already holds, else refine the answer."""
-        prec, want, resolved = state
-        if resolved > 2 * want:
-            if want >= MAX_HEIGHT_BITS:
-                raise PrecisionInsufficient(
-                    f"{_what(what)}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
-                    f"though it is known to {resolved} bits: the oracle does not behave like a single "
-                    "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
-                )
-            state[1] = 2 * want
-        else:
-            lo, hi = ball_interval(ell)
-            state[0] = self._next(prec, answer, _what(what), lo, hi)
-
     def approximate_logits(self, answers, measurements, *, bits: int = 60) -> list[float]:
         """Each logit ``ℓ_m / scale_m`` as a float, from a ball refined to ``bits`` bits (relative, absolute near 0)."""
         out = []
@@ -156,71 +147,139 @@ class CertifiedArithmetic(Arithmetic):
             base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
             prec = self.prec0
             while True:
-                ell, _ = self._logit_ball(answer, base, slope, prec, f"logit #{m}")
+                ell, _ = self.logit_ball(answer, base, slope, prec, f"logit #{m}")
                 if ell is not None:
                     mid = float(ell.mid())
                     if float(ell.rad()) <= 2.0**-bits * max(1.0, abs(mid)):  # near 0: absolute accuracy
                         out.append(mid / float(meas.scale))
                         break
-                lo, hi = ball_interval(ell) if ell is not None else (None, None)
-                prec = self._next(prec, answer, f"logit #{m}", lo, hi)
+                prec = self.next_precision(prec, answer, f"logit #{m}", ball_interval(ell) if ell is not None else None)
         return out
 
     def combine(self, answers, measurements, combos, names, *, confirm=None):
         """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
 
-        Without a grid every logit is the simplest rational in its ball, and candidates
-        are confirmed exactly: by ``confirm(values, pending)`` if given (it returns the
+        With a grid, each parameter is the unique grid point in the ball of its combo.
+        Without one, every logit is identified as the simplest rational in its ball and
+        confirmed exactly: by ``confirm(values, pending)`` if given (it returns the
         measurements whose answers the candidate model does not reproduce, typically by
         replaying the transcript, so the last call *is* the certificate), else one
-        answer at a time against ``base + slope·σ(ℓ)``.  Rejected measurements are
-        refined and retried until every one is confirmed.
+        answer at a time against ``base + slope·σ(ℓ)``.
         """
+        approximate = not self.oracle.exact
         if self.grid is not None:
-            return [self._on_grid(answers, measurements, combo, name) for combo, name in zip(combos, names)]
-        first = {}
+            qs = [_Combo(self, answers, measurements, combo, name) for combo, name in zip(combos, names)]
+            out = identify(qs, grid=self.grid, approximate=approximate)
+            return [Fraction(int(x.p), int(x.q)) for x in out]
+        first: dict = {}
         for combo, name in zip(combos, names):
             for _, m in combo:
                 first.setdefault(m, name)
-        fq = {m: (to_fmpq(measurements[m].base), to_fmpq(measurements[m].slope)) for m in first}
-        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in first}
-        state = {m: [self.prec0, 64, 0] for m in first}
-        ell: dict = {}
-        balls: dict = {}
-        pending = list(first)
-        while True:
-            for m in pending:
-                ell[m], balls[m] = self._candidate(answers[m], *fq[m], state[m], (first[m], m))
-            values = [to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
-            if confirm is not None:
-                failed = confirm(values, pending)
-            else:
-                failed = [m for m in pending if not answer_equals(answers[m], primitive_form(*fq[m], ell[m]))]
-            if not failed:
-                return values
-            for m in failed:
-                self._escalate(answers[m], state[m], balls[m], (first[m], m))
-            pending = failed
+        order = list(first)
+        logits = [_Logit(self, answers[m], measurements[m], (first[m], m)) for m in order]
+        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in order}
+        slot = {m: i for i, m in enumerate(order)}
 
-    def _on_grid(self, answers, measurements, combo, what: str) -> Fraction:
-        prec = self.prec0
-        while True:
-            total = arb(0)
-            lo = hi = None
-            with ctx.workprec(prec):
-                for c, m in combo:
-                    meas = measurements[m]
-                    ell, _ = self._logit_ball(answers[m], to_fmpq(meas.base), to_fmpq(meas.slope), prec, what)
-                    if ell is None:
-                        total = None
-                        break
-                    total += ell * to_fmpq(Fraction(c) / measurements[m].scale)
-            if total is not None:
-                lo, hi = ball_interval(total)
-                g = self.grid.identify(lo, hi, what=what)
-                if g is not None:
-                    return g
-            prec = self._next(prec, answers[combo[0][1]], what, lo, hi)
+        if confirm is None:
+
+            def check(values, fresh):
+                return [
+                    i for i in fresh
+                    if not answer_equals(answers[order[i]], primitive_form(logits[i].base, logits[i].slope, values[i]))
+                ]
+        else:
+
+            def check(values, fresh):
+                ell = {m: values[slot[m]] for m in order}
+                params = [_to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
+                failed = confirm(params, [order[i] for i in fresh])
+                return [slot[m] for m in failed]
+
+        values = identify(logits, confirm=check, approximate=approximate)
+        ell = {m: values[slot[m]] for m in order}
+        return [_to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
+
+
+class _Value:
+    """An answer that is itself the quantity (``v_i = f([e_i])``)."""
+
+    __slots__ = ("arith", "answer", "what", "prec", "interval")
+
+    def __init__(self, arith: CertifiedArithmetic, answer, what: str):
+        self.arith, self.answer, self.what = arith, answer, what
+        self.prec = arith.prec0
+        self.interval = None
+
+    def ball(self):
+        b = self.arith.ball(self.answer, self.prec)
+        self.interval = ball_interval(b)
+        return b
+
+    def refine(self) -> None:
+        self.prec = self.arith.next_precision(self.prec, self.answer, self.what, self.interval)
+
+
+class _Logit:
+    """``ℓ = σ⁻¹((y − base)/slope)`` of one logit measurement, with a height cap on the log."""
+
+    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved", "interval")
+
+    def __init__(self, arith: CertifiedArithmetic, answer, meas, label):
+        self.arith, self.answer, self.label = arith, answer, label
+        self.base, self.slope = to_fmpq(meas.base), to_fmpq(meas.slope)
+        self.prec, self.want, self.resolved, self.interval = arith.prec0, 64, 0, None
+
+    @property
+    def what(self) -> str:
+        # A measurement can feed several parameters (the pivot row's logits enter every
+        # shifted row), so it is named by its own index first.
+        return f"measurement #{self.label[1]} (needed for {self.label[0]})"
+
+    def ball(self):
+        ell, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.what, self.want)
+        self.interval = ball_interval(ell) if ell is not None else None
+        return ell
+
+    def refine(self) -> None:
+        """After a rejected candidate: use bits the answer already holds, else refine the answer."""
+        if self.interval is not None and self.resolved > 2 * self.want:
+            if self.want >= MAX_HEIGHT_BITS:
+                raise PrecisionInsufficient(
+                    f"{self.what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
+                    f"though it is known to {self.resolved} bits: the oracle does not behave like a single "
+                    "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
+                )
+            self.want *= 2
+        else:
+            self.prec = self.arith.next_precision(self.prec, self.answer, self.what, self.interval)
+
+
+class _Combo:
+    """A parameter ``Σ c·ℓ_m/scale_m`` as one ball (grid mode identifies parameters, not logits)."""
+
+    __slots__ = ("arith", "answers", "measurements", "combo", "what", "prec", "interval")
+
+    def __init__(self, arith: CertifiedArithmetic, answers, measurements, combo, what: str):
+        self.arith, self.answers, self.measurements, self.combo, self.what = arith, answers, measurements, combo, what
+        self.prec, self.interval = arith.prec0, None
+
+    def ball(self):
+        total = arb(0)
+        self.interval = None
+        with ctx.workprec(self.prec):
+            for c, m in self.combo:
+                meas = self.measurements[m]
+                ell, _ = self.arith.logit_ball(
+                    self.answers[m], to_fmpq(meas.base), to_fmpq(meas.slope), self.prec, self.what
+                )
+                if ell is None:
+                    return None
+                total += ell * to_fmpq(Fraction(c) / meas.scale)
+        self.interval = ball_interval(total)
+        return total
+
+    def refine(self) -> None:
+        self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, self.interval)
 
 
 def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
@@ -235,13 +294,8 @@ def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
     return total
 
 
-def _what(what) -> str:
-    """Error-message name: a string, or ``(parameter, measurement)`` rendered lazily.
-
-    A measurement can feed several parameters (the pivot row's logits enter every
-    shifted row), so it is named by its own index first.
-    """
-    return what if isinstance(what, str) else f"measurement #{what[1]} (needed for {what[0]})"
+def _to_fraction(x: fmpq) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
 
 
 def _bits_to_resolve(error: Fraction) -> int:

@@ -1,0 +1,139 @@
+"""The ``identify`` kernel: from rigorous balls to exact numbers, never by guessing.
+
+Every exact quantity a learner recovers (a value, a logit, a pole, a residue, a
+breakpoint) is identified by the same stateless loop:
+
+1. **ball**: a rigorous ``arb`` ball that contains the quantity, at the
+   quantity's current working precision;
+2. **candidate**: on a declared grid, the unique grid point the ball can hold;
+   otherwise the simplest rational in the ball;
+3. **confirmation**: without a grid, the candidates are confirmed *exactly* by a
+   caller-supplied test ("does the candidate reproduce the answers already
+   given?"); with a grid, uniqueness on the grid is the certificate, checked
+   again by the result's replay;
+4. **more precision** for every quantity that was not identified or confirmed,
+   and back to 1.  Refining an oracle's answer is not a new query.
+
+A quantity is any object with a ``what`` name, a ``ball()`` method (``None``
+when it is not yet resolved at the current precision) and a ``refine()`` method
+that raises the precision or, when the answers cannot give more, raises
+:class:`~exact.errors.PrecisionInsufficient`.  The loop owns no precision state;
+each quantity owns its own.
+
+Examples
+--------
+>>> from flint import arb, ctx
+>>> class Third:                       # the number 1/3, known to `prec` bits
+...     what, prec = "x", 8
+...     def ball(self):
+...         with ctx.workprec(self.prec):
+...             return arb(1) / 3
+...     def refine(self):
+...         self.prec *= 2
+>>> from flint import fmpq
+>>> identify([Third()], confirm=lambda values, fresh: [i for i in fresh if values[i] != fmpq(1, 3)])
+[1/3]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from .errors import InvalidArgument, OracleInconsistent
+from .grids import Grid
+from .numbers import ball_interval, simplest_in_ball, to_fmpq
+
+__all__ = ["Quantity", "identify", "Confirm"]
+
+
+class Quantity(Protocol):
+    """What :func:`identify` needs of a quantity."""
+
+    what: str
+
+    def ball(self):
+        """A rigorous ``arb`` ball containing the quantity, or ``None`` if not yet resolved."""
+
+    def refine(self) -> None:
+        """Raise the working precision; raise :class:`PrecisionInsufficient` when no more is possible."""
+
+
+#: ``confirm(values, fresh) -> failed``: ``values`` holds the current candidate of every
+#: quantity (by index), ``fresh`` the indices with a new candidate; it returns the indices
+#: among ``fresh`` whose candidate is *not* confirmed exactly.
+Confirm = Callable[[list, list[int]], Sequence[int]]
+
+
+def identify(
+    quantities: Sequence[Quantity],
+    *,
+    grid: Grid | None = None,
+    confirm: Confirm | None = None,
+    approximate: bool = False,
+) -> list:
+    """Identify every quantity exactly: ball → candidate → exact confirmation → more precision.
+
+    Parameters
+    ----------
+    quantities : sequence of Quantity
+    grid : Grid, optional
+        Identify each quantity as the unique point of this grid in its ball.
+    confirm : callable, optional
+        Required without a grid: the exact test of the candidates (see :data:`Confirm`).
+        A candidate is never returned unconfirmed.
+    approximate : bool
+        Whether the balls come from an approximate oracle; then a ball that holds no
+        grid point is reported with both possible causes (the value is off the grid,
+        or the oracle is less accurate than it declares).
+
+    Returns
+    -------
+    list of fmpq
+        One exact value per quantity, in order (flint rationals: the hot path stays in C).
+
+    Raises
+    ------
+    PrecisionInsufficient
+        From a quantity's ``refine`` when it cannot be identified.
+    OracleInconsistent
+        When a ball provably holds no point of the grid.
+    """
+    if grid is None and confirm is None:
+        raise InvalidArgument("identify: without a grid, candidates must be confirmed exactly (pass confirm=)")
+    values: list = [None] * len(quantities)
+    pending = list(range(len(quantities)))
+    while pending:
+        for i in pending:  # a candidate for every pending quantity, raising its precision as needed
+            values[i] = _candidate(quantities[i], grid, approximate)
+        if grid is not None:
+            return values  # unique on the grid; the result's replay checks it again
+        failed = list(confirm(values, pending))  # type: ignore[misc]
+        for i in failed:
+            quantities[i].refine()
+        pending = failed
+    return values
+
+
+def _candidate(q: Quantity, grid: Grid | None, approximate: bool):
+    """The simplest rational (or the unique grid point) in the quantity's ball, refining until there is one."""
+    while True:
+        ball = q.ball()
+        if ball is None:
+            q.refine()
+            continue
+        if grid is None:
+            return simplest_in_ball(ball)
+        lo, hi = ball_interval(ball)
+        try:
+            g = grid.identify(lo, hi, what=q.what)
+        except OracleInconsistent as e:
+            if not approximate:
+                raise
+            raise OracleInconsistent(
+                f"{e}, or the oracle's answers are less accurate than its declared accuracy (a callable must "
+                "compute in higher precision than the grid it is learned on)"
+            ) from None
+        if g is not None:
+            return to_fmpq(g)
+        q.refine()

@@ -1,0 +1,177 @@
+"""Exact linear algebra over ℚ: the one module that touches flint matrices.
+
+:class:`QMatrix` wraps python-flint's ``fmpq_mat`` (dense rational matrices in C)
+behind the few operations the library needs: products, differences, inverses,
+rank, reduced row echelon form and pivot columns, submatrices.  Keeping every
+flint matrix call here means the rest of the library depends on a small, stable
+interface, in the spirit of sympy's ``DomainMatrix``.
+
+Entries go in as anything :func:`exact.numbers.to_fraction` accepts (or flint
+``fmpq``) and come out as :class:`fractions.Fraction` (:meth:`QMatrix.rows`) or as
+``fmpq`` (:meth:`QMatrix.entry`, for hot loops).
+
+Examples
+--------
+>>> A = QMatrix.from_rows([[2, 1], [1, 1]])
+>>> (A @ A.inv()) == QMatrix.identity(2)
+True
+>>> A.rank(), QMatrix.from_rows([[1, 2], [2, 4]]).pivot_columns()
+(2, [0])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from fractions import Fraction
+
+from flint import fmpq, fmpq_mat
+
+from .errors import ShapeError
+from .numbers import to_fmpq, to_fraction
+
+__all__ = ["QMatrix"]
+
+
+def _q(x) -> fmpq:
+    return x if isinstance(x, fmpq) else to_fmpq(x if isinstance(x, Fraction) else to_fraction(x))
+
+
+class QMatrix:
+    """A dense matrix over ℚ (immutable by convention; :meth:`set` is for builders only).
+
+    Parameters
+    ----------
+    nrows, ncols : int
+    entries : iterable, optional
+        Row-major entries (``nrows * ncols`` of them); zeros when omitted.
+    """
+
+    __slots__ = ("_m",)
+
+    def __init__(self, nrows: int, ncols: int, entries: Iterable | None = None):
+        if entries is None:
+            self._m = fmpq_mat(nrows, ncols)
+        else:
+            flat = [_q(x) for x in entries]
+            if len(flat) != nrows * ncols:
+                raise ShapeError(f"matrix: expected {nrows * ncols} entries for {nrows}×{ncols}, got {len(flat)}")
+            self._m = fmpq_mat(nrows, ncols, flat)
+
+    @classmethod
+    def _wrap(cls, m: fmpq_mat) -> "QMatrix":
+        obj = cls.__new__(cls)
+        obj._m = m
+        return obj
+
+    # -- construction --------------------------------------------------------------
+
+    @classmethod
+    def from_rows(cls, rows: Sequence[Sequence]) -> "QMatrix":
+        """From a list of rows (an empty list gives the 0×0 matrix)."""
+        rows = [list(r) for r in rows]
+        ncols = len(rows[0]) if rows else 0
+        if any(len(r) != ncols for r in rows):
+            raise ShapeError("matrix: every row must have the same length")
+        return cls(len(rows), ncols, [x for r in rows for x in r])
+
+    @classmethod
+    def from_columns(cls, cols: Sequence[Sequence], *, nrows: int | None = None) -> "QMatrix":
+        """From a list of columns; ``nrows`` is needed only when there are no columns."""
+        cols = [list(c) for c in cols]
+        n = len(cols[0]) if cols else (nrows or 0)
+        return cls(n, len(cols), [c[i] for i in range(n) for c in cols])
+
+    @classmethod
+    def zeros(cls, nrows: int, ncols: int) -> "QMatrix":
+        return cls(nrows, ncols)
+
+    @classmethod
+    def identity(cls, n: int) -> "QMatrix":
+        m = fmpq_mat(n, n)
+        for i in range(n):
+            m[i, i] = 1
+        return cls._wrap(m)
+
+    # -- access ----------------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self._m.nrows(), self._m.ncols()
+
+    def entry(self, i: int, j: int) -> fmpq:
+        """The entry ``(i, j)`` as flint ``fmpq``."""
+        return self._m[i, j]
+
+    def set(self, i: int, j: int, x) -> None:
+        """Set an entry in place (for code that builds a matrix before using it)."""
+        self._m[i, j] = _q(x)
+
+    def rows(self) -> tuple[tuple[Fraction, ...], ...]:
+        """The entries as a tuple of rows of Fractions."""
+        m = self._m
+        return tuple(
+            tuple(Fraction(int(m[i, j].p), int(m[i, j].q)) for j in range(m.ncols())) for i in range(m.nrows())
+        )
+
+    def column(self, j: int) -> list[fmpq]:
+        return [self._m[i, j] for i in range(self._m.nrows())]
+
+    def submatrix(self, rows: Iterable[int], cols: Iterable[int]) -> "QMatrix":
+        """The submatrix on the given row and column indices (in the given order)."""
+        rows, cols = list(rows), list(cols)
+        m = self._m
+        return QMatrix._wrap(fmpq_mat(len(rows), len(cols), [m[i, j] for i in rows for j in cols]))
+
+    # -- algebra ---------------------------------------------------------------------
+
+    def __matmul__(self, other: "QMatrix") -> "QMatrix":
+        if self.shape[1] != other.shape[0]:
+            raise ShapeError(f"matrix product: {self.shape} @ {other.shape} do not match")
+        return QMatrix._wrap(self._m * other._m)
+
+    def __sub__(self, other: "QMatrix") -> "QMatrix":
+        return QMatrix._wrap(self._m - other._m)
+
+    def __add__(self, other: "QMatrix") -> "QMatrix":
+        return QMatrix._wrap(self._m + other._m)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, QMatrix):
+            return NotImplemented
+        return self.shape == other.shape and self._m == other._m
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def T(self) -> "QMatrix":
+        """The transpose."""
+        return QMatrix._wrap(self._m.transpose())
+
+    def inv(self) -> "QMatrix":
+        """The exact inverse (``ZeroDivisionError`` if singular)."""
+        return QMatrix._wrap(self._m.inv())
+
+    def rank(self) -> int:
+        """The exact rank (0 for an empty matrix)."""
+        if 0 in self.shape:
+            return 0
+        return self._m.rank()
+
+    def rref(self) -> tuple["QMatrix", int]:
+        """The reduced row echelon form and the rank."""
+        R, rank = self._m.rref()
+        return QMatrix._wrap(R), rank
+
+    def pivot_columns(self) -> list[int]:
+        """The pivot columns of the reduced row echelon form (a maximal set of independent columns).
+
+        >>> QMatrix.from_rows([[0, 1, 2], [0, 2, 4]]).pivot_columns()
+        [1]
+        """
+        if 0 in self.shape:
+            return []
+        R, rank = self._m.rref()
+        return [next(j for j in range(R.ncols()) if R[i, j] != 0) for i in range(rank)]
+
+    def __repr__(self) -> str:
+        return f"QMatrix({[[str(x) for x in r] for r in self.rows()]})"
