@@ -1,3 +1,3 @@
 """pytest configuration shared by the test suite and the doctests."""
 
-collect_ignore = ["exact/__main__.py", "tests/data/generate_reference.py"]
+collect_ignore = ["exact/__main__.py", "tests/data/generate_reference.py", "tests/mutation.py"]

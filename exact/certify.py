@@ -7,26 +7,46 @@ of exp-polynomials ``Σ c_k e^{q_k}`` with rational ``c_k, q_k``; by
 Lindemann–Weierstrass such a sum is zero iff its merged coefficients vanish, so the
 check is exact and decidable (:mod:`exact.expfield`).
 
+A certificate also states what a holding check *means*, and checks that too:
+
+* the **learner** whose probe set the transcript must be; its registry entry
+  re-derives that probe set from the certified model (and the recorded
+  **conditions**, such as a rank bound and a sketch seed), so a transcript that
+  does not identify the model fails;
+* the **grid** the parameters were identified on: every parameter must lie on it;
+* the **verification queries** (random longer sequences that check the model
+  class), replayed like the rest — or, when there are none, the **assumptions** the
+  result then rests on ("among single heads"), which must be stated.
+
 Answers of approximate oracles (callables, floats) come with a declared accuracy;
 their certificate is the weaker kind ``"consistent"``: every answer lies within the
-declared accuracy of the model's value, checked with rigorous balls.
+declared accuracy of the model's value, checked with rigorous balls.  A float answer
+that records its own rounding error is not taken at its word: the bound is recomputed
+from the certified model and the smaller of the two is used.
 
 This is the only module that reads the exp-polynomial form of an oracle's answers.
+It finds learners through :mod:`exact.registry` and imports no learner module.
 """
 
 from __future__ import annotations
 
-import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+import numpy as np
 from flint import arb, ctx
 
-from .errors import CertificateInvalid
-from .expfield import ExpRatio, exp_form_from_json
-from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
-from .sequences import Sequence
+from . import registry
+from .errors import CertificateInvalid, ExactAttentionError, InvalidFormat
+from .expfield import exp_form_from_json
+from .floateval import float_rounding_bounds
+from .grids import parse_grid
+from .jsonfields import check_fields, check_kind, short_repr
 from .numbers import floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
+from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
+from .progress import report
+from .sequences import Sequence
 
 __all__ = [
     "Certificate",
@@ -49,8 +69,8 @@ CONSISTENT = "consistent"
 _MAX_LISTED = 10
 
 
-def answer_equals(answer, value: ExpRatio) -> bool:
-    """Decide exactly whether an exact oracle answer equals ``value``.
+def answer_equals(answer, value) -> bool:
+    """Decide exactly whether an exact oracle answer equals ``value`` (an exp-ratio or exp-sum).
 
     This is how a learner asks "does my candidate reproduce the answer already
     given?" without reading the answer's internals itself.
@@ -60,12 +80,14 @@ def answer_equals(answer, value: ExpRatio) -> bool:
     return answer._exp_form() == value
 
 
-def _error(answer, accuracy: Fraction, rtol: Fraction) -> Fraction:
+def _error(answer, accuracy: Fraction, rtol: Fraction, recorded_cap: Fraction | None = None) -> Fraction:
+    """``accuracy + rtol·|answer|`` plus a float answer's rounding bound (capped by ``recorded_cap``)."""
     err = accuracy
     if rtol:
         err += rtol * abs(answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer"))
     if isinstance(answer, FloatAnswer):
-        err += Fraction(answer.error)
+        own = Fraction(answer.error)
+        err += own if recorded_cap is None else min(own, recorded_cap)
     return err
 
 
@@ -78,24 +100,27 @@ def _consistent(answer, value_ball: arb, error: Fraction, prec: int) -> bool:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """The outcome of replaying a transcript.
+    """The outcome of checking a certificate or replaying a transcript.
 
     Attributes
     ----------
     holds : bool
-        Whether every answer was reproduced.
+        Whether every answer was reproduced and every stated condition holds.
     kind : str
         ``"exact"`` (equality decided exactly) or ``"consistent"`` (within the
         declared accuracy).
     checked : int
-        How many transcript entries were replayed.
+        How many transcript entries were replayed (verification queries included).
     failures : tuple of int
         Indices of the entries that were not reproduced (at most 10 listed).
     failed : int
         How many entries failed in all.
     reason : str or None
         Why the certificate fails when the cause is not a replayed answer (an empty
-        transcript, a violated assumption, a transcript that does not identify the model).
+        transcript, a violated condition, a transcript that is not the learner's
+        probe set, a parameter off the stated grid).
+    scope : str
+        What a holding check covers beyond the replay.
     """
 
     holds: bool
@@ -112,8 +137,9 @@ class CheckReport:
     @property
     def message(self) -> str:
         if self.holds:
-            how = "exactly equal to" if self.kind == EXACT else "consistent with"
-            return f"certificate holds: the model's values are {how} all {self.checked} answers{self.scope}"
+            if self.kind == EXACT:
+                return f"certificate holds: the model's values are exactly equal to all {self.checked} answers{self.scope}"
+            return f"certificate holds: the model's values are consistent with all {self.checked} answers{self.scope}"
         if self.reason:
             return f"certificate FAILS: {self.reason}"
         shown = ", ".join(f"#{i}" for i in self.failures)
@@ -121,6 +147,17 @@ class CheckReport:
             f"certificate FAILS: {self.failed} of {self.checked} answers are not reproduced "
             f"by the model (first: {shown})"
         )
+
+    def to_json(self) -> dict:
+        return {
+            "holds": self.holds,
+            "kind": self.kind,
+            "checked": self.checked,
+            "failed": self.failed,
+            "failures": list(self.failures),
+            "reason": self.reason,
+            "message": self.message,
+        }
 
     def raise_for_failure(self) -> "CheckReport":
         """Raise :class:`CertificateInvalid` unless the certificate holds."""
@@ -130,7 +167,7 @@ class CheckReport:
 
 
 def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> CheckReport:
-    """Replay ``transcript`` against ``model``.
+    """Replay ``transcript`` against ``model`` (nothing else is checked).
 
     Exact answers are compared exactly.  Answers of approximate oracles must lie
     within ``accuracy + rtol·|answer|`` of the model's value (rigorous balls at
@@ -148,27 +185,35 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
     (0,)
     """
     entries = list(transcript)
-    exact = _all_exact(entries)
     failures = failed_entries(model, entries, accuracy=accuracy, rtol=rtol, prec=prec)
     return CheckReport(
         holds=not failures,
-        kind=EXACT if exact else CONSISTENT,
+        kind=EXACT if _all_exact(entries) else CONSISTENT,
         checked=len(entries),
         failures=tuple(failures[:_MAX_LISTED]),
         failed=len(failures),
     )
 
 
-def failed_entries(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> list[int]:
-    """Indices of every transcript entry that ``model`` does not reproduce (see :func:`check_transcript`)."""
+def failed_entries(
+    model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
+) -> list[int]:
+    """Indices of every transcript entry that ``model`` does not reproduce (see :func:`check_transcript`).
+
+    ``caps`` (one per entry, or ``None``) caps the rounding error a float answer may
+    claim for itself.
+    """
     entries = list(transcript)
     exact = _all_exact(entries)
+    accuracy, rtol = Fraction(accuracy), Fraction(rtol)
     failures = []
     for i, q in enumerate(entries):
+        if i % 4096 == 4095:
+            report("replay", i + 1, len(entries))
         if exact:
             ok = answer_equals(q.answer, model.exact(q.X))
         else:
-            err = _error(q.answer, accuracy, rtol)
+            err = _error(q.answer, accuracy, rtol, None if caps is None else caps[i])
             p = max(prec, 64 - floor_log2(err)) if err > 0 else prec  # resolve well below the error
             ok = _consistent(q.answer, model.ball(q.X, prec=p), err, p)
         if not ok:
@@ -178,7 +223,7 @@ def failed_entries(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0),
 
 @dataclass(frozen=True)
 class Certificate:
-    """A recovered model together with the transcript it must reproduce.
+    """A recovered model together with the transcript it must reproduce, and what that proves.
 
     Anyone can check it with :meth:`check`, and it serialises to JSON
     (:func:`certificate_to_json`).
@@ -189,9 +234,11 @@ class Certificate:
     >>> from exact.oracles import ExactOracle
     >>> from exact.learn import learn_single_head
     >>> truth = SingleHead([[2, 0], [1, "1/3"]], [1, -1])
-    >>> cert = learn_single_head(ExactOracle(truth)).certificate
-    >>> print(cert.check().message)
-    certificate holds: the model's values are exactly equal to all 6 answers (the Theorem 4.1 probe set, which identifies the model)
+    >>> cert = learn_single_head(ExactOracle(truth), check_seed=0).certificate
+    >>> print(cert.check().message)  # doctest: +NORMALIZE_WHITESPACE
+    certificate holds: the model's values are exactly equal to all 8 answers (the single-head learner's
+    probe set, which identifies the model among single heads; the model class checked by 2 random
+    queries of lengths 3–4)
     >>> import dataclasses
     >>> dataclasses.replace(cert, model=SingleHead([[2, 0], [1, "1/4"]], [1, -1])).check().holds
     False
@@ -201,18 +248,23 @@ class Certificate:
     model :
         The recovered model.
     transcript : tuple of Query
-        The queries asked and the oracle's answers.
+        The learner's queries and the oracle's answers.
     kind : str
         ``"exact"`` for exact oracles, ``"consistent"`` for approximate ones.
     accuracy, rtol : Fraction
         The oracle's declared absolute and relative accuracy (0 for exact oracles).
     learner : str or None
-        The learner whose probe set the transcript must be (``"single_head"``: the
-        check re-derives the Theorem 4.1 probes from the model's ``v`` and requires
-        the transcript to be exactly those queries, which identify the model).
+        The registry name of the learner whose probe set the transcript must be;
+        ``None`` for a plain replay that claims nothing more.
     conditions : mapping
-        Assumptions the model must satisfy, e.g. ``{"max_rank": r}`` for the
-        low-rank learner (its queries identify ``W`` only among rank-``r`` matrices).
+        What the learner's claim depends on, validated by its registry entry, e.g.
+        ``{"rank": r, "sketch_seed": s}`` for the low-rank learner.
+    grid : str or None
+        The grid every parameter must lie on.
+    checks : tuple of Query
+        Verification queries (random longer sequences), replayed like the transcript.
+    assumptions : tuple of str
+        The assumptions the claim rests on when there are no verification queries.
     """
 
     model: object
@@ -221,67 +273,129 @@ class Certificate:
     accuracy: Fraction = Fraction(0)
     rtol: Fraction = Fraction(0)
     learner: str | None = None
-    conditions: dict = field(default_factory=dict)
+    conditions: Mapping = field(default_factory=dict)
+    grid: str | None = None
+    checks: tuple = field(default=(), repr=False)
+    assumptions: tuple = ()
 
     def check(self) -> CheckReport:
         """Decide whether the model reproduces every answer, under the stated conditions."""
-        n = len(self.transcript)
-        if not n:
+        return self._check(None)
+
+    def _check(self, failures: list[int] | None) -> CheckReport:
+        """:meth:`check`, reusing ``failures`` when the caller has just replayed exactly these
+        entries (transcript, then checks) against exactly this model — the learner driver,
+        so that a learn replays its transcript once."""
+        entries = tuple(self.transcript) + tuple(self.checks)
+        n = len(entries)
+        if not self.transcript:
             return CheckReport(False, self.kind, 0, reason="the transcript is empty, so it proves nothing")
-        reason = self._unmet_condition()
+        if self.kind not in (EXACT, CONSISTENT):
+            return CheckReport(False, self.kind, n, reason=f"unknown certificate kind {self.kind!r}")
+        try:
+            reason = self._unmet_condition()
+            caps = None if reason else self._float_caps(entries)
+        except ExactAttentionError as e:
+            reason = str(e)
         if reason:
             return CheckReport(False, self.kind, n, reason=reason)
-        report = check_transcript(self.model, self.transcript, accuracy=self.accuracy, rtol=self.rtol)
-        if report.holds:
-            report = dataclasses.replace(report, scope=self._scope())
-        if report.kind != self.kind:
+        if isinstance(caps, str):
+            return CheckReport(False, self.kind, n, reason=caps)
+        if failures is None or caps is not None:
+            failures = failed_entries(self.model, entries, accuracy=self.accuracy, rtol=self.rtol, caps=caps)
+        kind = EXACT if _all_exact(entries) else CONSISTENT
+        if kind != self.kind:
             return CheckReport(
                 False, self.kind, n,
-                reason=f"the answers are of kind {report.kind!r} but the certificate claims {self.kind!r}",
+                reason=f"the answers are of kind {kind!r} but the certificate claims {self.kind!r}",
             )
-        return report
+        return CheckReport(
+            holds=not failures,
+            kind=kind,
+            checked=n,
+            failures=tuple(failures[:_MAX_LISTED]),
+            failed=len(failures),
+            scope=self._scope() if not failures else "",
+        )
+
+    # -- what the check covers ------------------------------------------------------------
 
     def _scope(self) -> str:
-        """What the holding check covers beyond the replay, for the message."""
-        if self.learner == "single_head":
-            return " (the Theorem 4.1 probe set, which identifies the model)"
-        if self.learner == "low_rank":
-            return f" (the low-rank learner's queries; identifies the model among rank <= {self.conditions['max_rank']})"
-        return " (replay only: the transcript is not checked to identify the model)"
+        parts = []
+        if self.kind == CONSISTENT:
+            acc = f"±{float(self.accuracy):.3g}" + (f" + {float(self.rtol):.3g}·|answer|" if self.rtol else "")
+            parts.append(f"within the declared accuracy {acc} (plus each float answer's rounding bound)")
+        if self.learner is None:
+            parts.append("replay only: the transcript is not checked to identify the model")
+        else:
+            spec = registry.get(self.learner)
+            if self.kind == EXACT:
+                parts.append(f"the {self.learner} learner's probe set, which identifies the model {spec.scope(self.conditions)}")
+            else:
+                parts.append(f"the {self.learner} learner's probe set")
+        if self.grid:
+            parts.append(f"every parameter on grid {self.grid}")
+        if self.checks:
+            lengths = sorted({q.X.length for q in self.checks})
+            span = f"{lengths[0]}–{lengths[-1]}" if len(lengths) > 1 else str(lengths[0])
+            parts.append(f"the model class checked by {len(self.checks)} random queries of lengths {span}")
+        elif self.assumptions:
+            parts.append("assuming it is " + ", ".join(self.assumptions))
+        return " (" + "; ".join(parts) + ")"
 
     def _unmet_condition(self) -> str | None:
-        from .learn.single_head import ProbePlan  # learners build certificates: import late
-        from .models import SingleHead
-        from .sequences import Sequence
-
-        if (self.learner or self.conditions) and not isinstance(self.model, SingleHead):
-            return f"learner and rank conditions apply to single heads, not to a {type(self.model).__name__}"
-        r = self.conditions.get("max_rank")
-        if r is not None and self.model.rank > r:
-            return f"the model has rank {self.model.rank}, above the assumed bound r = {r}"
-        d = self.model.d if self.learner else 0
-        if self.learner and not any(self.model.v):
-            return "v = 0, so no query depends on W: the transcript cannot identify it"
-        if self.learner == "single_head":
-            expected = [Sequence.basis(d, i) for i in range(d)] + ProbePlan.choose(self.model.v).sequences()
-            if [q.X for q in self.transcript] != expected:
-                return "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
-        if self.learner == "low_rank":
-            if r is None:
-                return "a low-rank certificate must state its rank bound (conditions max_rank)"
-            from .learn.low_rank import low_rank_query_count
-
-            n, rank = len(self.transcript), self.model.rank
-            allowed = {
-                d + d * r + rank * (d - r),  # rank given (a true rank below r uses fewer row queries)
-                low_rank_query_count(d, rank, rank_known=False),  # rank found
-            }
-            if n not in allowed:
-                return f"the transcript has {n} queries, not the low-rank learner's {sorted(allowed)} for d={d}, r={r}"
+        if self.grid is not None:
+            grid = parse_grid(self.grid)
+            params = getattr(self.model, "parameters", None)
+            if params is None:
+                return f"a {type(self.model).__name__} states no parameters to check against grid {self.grid}"
+            off = next((i for i, x in enumerate(params()) if not grid.contains(x)), None)
+            if off is not None:
+                return f"parameter #{off} of the model is not on the stated grid {self.grid}"
+        if self.learner is None:
+            if self.conditions:
+                return "conditions are stated without a learner to interpret them"
+            return None
+        spec = registry.get(self.learner)
+        if not spec.exact or spec.check_certificate is None:
+            return f"learner {self.learner!r} gives approximate results, which carry no certificate"
+        kind = getattr(self.model, "kind", None)
+        if kind != spec.model_kind:
+            return f"learner {self.learner!r} learns {spec.model_kind} models, not a {type(self.model).__name__}"
+        bad = spec.validate_conditions(self.conditions)
+        if bad:
+            return bad
+        reason = spec.check_certificate(self.model, self.transcript, dict(self.conditions))
+        if reason:
+            return reason
+        if not self.checks:
+            missing = [a for a in spec.unchecked(dict(self.conditions)) if a not in self.assumptions]
+            if missing:
+                return (
+                    "the certificate holds no verification query, yet does not state the assumptions its claim "
+                    f"then rests on: {'; '.join(missing)}"
+                )
+        elif min(q.X.length for q in self.checks) < 3:
+            return "verification queries must be longer than the learner's probes (length >= 3)"
         return None
 
+    def _float_caps(self, entries):
+        """Per entry, the rounding bound recomputed from the model for a float answer that records one."""
+        idx = [i for i, q in enumerate(entries) if isinstance(q.answer, FloatAnswer)]
+        if not idx:
+            return None
+        if getattr(self.model, "kind", None) != "single-head":
+            return "the answers record float rounding errors, which can be checked only for a single-head model"
+        W, v = self.model.to_numpy()
+        caps: list = [None] * len(entries)
+        for i in idx:
+            X = entries[i].X.to_numpy()[None]
+            y = np.array([float(entries[i].answer)])
+            caps[i] = Fraction(float(float_rounding_bounds(W, v, X, y)[0]))
+        return caps
+
     def __repr__(self) -> str:
-        return f"Certificate(kind={self.kind!r}, queries={len(self.transcript)})"
+        return f"Certificate(kind={self.kind!r}, learner={self.learner!r}, queries={len(self.transcript)})"
 
 
 def _all_exact(entries) -> bool:
@@ -289,19 +403,42 @@ def _all_exact(entries) -> bool:
 
 
 def make_certificate(
-    model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), learner=None, conditions=None
+    model,
+    transcript,
+    *,
+    accuracy=Fraction(0),
+    rtol=Fraction(0),
+    learner=None,
+    conditions=None,
+    grid=None,
+    checks=(),
+    assumptions=(),
 ) -> Certificate:
     """Build the certificate of a learned model (exact when every answer is exact)."""
     entries = tuple(transcript)
-    extra = {"learner": learner, "conditions": dict(conditions or {})}
-    if _all_exact(entries):
-        return Certificate(model, entries, EXACT, **extra)
-    return Certificate(model, entries, CONSISTENT, Fraction(accuracy), Fraction(rtol), **extra)
-
-
+    checks = tuple(checks)
+    kind = EXACT if _all_exact(entries + checks) else CONSISTENT
+    return Certificate(
+        model,
+        entries,
+        kind,
+        Fraction(0) if kind == EXACT else Fraction(accuracy),
+        Fraction(0) if kind == EXACT else Fraction(rtol),
+        learner,
+        dict(conditions or {}),
+        grid,
+        checks,
+        tuple(assumptions),
+    )
 
 
 # -- JSON ------------------------------------------------------------------------------
+
+_FIELDS = {
+    "kind", "certificate_kind", "accuracy", "rtol", "learner", "conditions", "grid", "checks", "assumptions",
+    "model", "transcript",
+}
+_REQUIRED = {"kind", "certificate_kind", "model", "transcript"}
 
 
 def _answer_to_json(answer) -> dict:
@@ -313,22 +450,37 @@ def _answer_to_json(answer) -> dict:
     return out
 
 
-def _answer_from_json(data):
+def _answer_from_json(data, where: str):
     if isinstance(data, dict) and set(data) == {"exact"}:
         return ExactAnswer(exp_form_from_json(data["exact"]))
     if isinstance(data, dict) and set(data) == {"value"}:
-        return parse_rational(data["value"], name="answer")
+        return parse_rational(_text(data["value"], f"{where}.value"), name=f"{where}.value")
     if isinstance(data, dict) and set(data) == {"value", "error"}:
-        value = parse_rational(data["value"], name="answer")
-        error = parse_rational(data["error"], name="error")
-        if error < 0 or abs(value) > 2**1000 or Fraction(float(value)) != value:
-            raise ValueError(f"answer: a float answer needs a float64 value and an error >= 0, got {data!r}")
+        value = parse_rational(_text(data["value"], f"{where}.value"), name=f"{where}.value")
+        error = parse_rational(_text(data["error"], f"{where}.error"), name=f"{where}.error")
+        if abs(value) > 2**1000 or Fraction(float(value)) != value:
+            raise ValueError(f"{where}: a float answer's value must be a float64 number, got {format_rational(value)[:40]}")
+        if error < 0 or abs(error) > 2**1000 or Fraction(float(error)) != error:
+            raise ValueError(f"{where}: a float answer's error must be a float64 number >= 0")
         return FloatAnswer(float(value), float(error))
-    raise ValueError(f"answer: expected {{'exact': ...}} or {{'value': 'p/q'}}, got {data!r}")
+    raise ValueError(f"{where}: expected {{'exact': ...}}, {{'value': 'p/q'}} or {{'value', 'error'}}, got {_short(data)}")
+
+
+def _text(x, where: str) -> str:
+    if isinstance(x, str):
+        return x
+    if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
+        return format_rational(Fraction(x))
+    raise ValueError(f"{where}: expected a number string, got {type(x).__name__}")
+
+
+def _short(x) -> str:
+    text = repr(x)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def certificate_to_json(cert: Certificate) -> dict:
-    """The certificate as JSON: model, kind, accuracy and every ``(X, answer)`` pair.
+    """The certificate as JSON: model, kind, accuracy, learner and conditions, every ``(X, answer)`` pair.
 
     Exact answers are stored in their exp-polynomial form ``{"num": [[c, q], ...],
     "den": [...]}`` (value ``Σ c e^q / Σ c' e^q'``), so the check can be re-run
@@ -337,12 +489,15 @@ def certificate_to_json(cert: Certificate) -> dict:
     return {
         "kind": "certificate",
         "certificate_kind": cert.kind,
-        "accuracy": format_rational(cert.accuracy),
-        "rtol": format_rational(cert.rtol),
+        "accuracy": format_rational(Fraction(cert.accuracy)),
+        "rtol": format_rational(Fraction(cert.rtol)),
         "learner": cert.learner,
         "conditions": dict(cert.conditions),
+        "grid": cert.grid,
+        "assumptions": list(cert.assumptions),
         "model": cert.model.to_json(),
         "transcript": transcript_to_json(cert.transcript),
+        "checks": transcript_to_json(cert.checks),
     }
 
 
@@ -350,49 +505,69 @@ def transcript_to_json(transcript) -> list:
     """An oracle's transcript as JSON: ``[{"X": sequence, "answer": {...}}, ...]``.
 
     Exact answers are written in exp-polynomial form (``{"exact": {"num": ..., "den": ...}}``),
-    others as ``{"value": "p/q"}``, so a transcript can be replayed anywhere.
+    others as ``{"value": "p/q"}`` (plus ``"error"`` for a float answer that records
+    its rounding bound), so a transcript can be replayed anywhere.
     """
     return [{"X": q.X.to_json(), "answer": _answer_to_json(q.answer)} for q in transcript]
 
 
-def transcript_from_json(data) -> tuple:
+def transcript_from_json(data, *, where: str = "transcript") -> tuple:
     """Rebuild transcript entries (:class:`~exact.oracles.Query`) from :func:`transcript_to_json`."""
     if not isinstance(data, list):
-        raise ValueError("transcript: expected a list of {'X': ..., 'answer': ...} entries")
-    return tuple(
-        Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"]))
-        if isinstance(e, dict) and set(e) == {"X", "answer"}
-        else _bad_entry(e)
-        for e in data
-    )
+        raise ValueError(f"{where}: expected a list of {{'X': ..., 'answer': ...}} entries, got {type(data).__name__}")
+    out = []
+    for i, e in enumerate(data):
+        if not (isinstance(e, dict) and set(e) == {"X", "answer"}):
+            raise ValueError(f"{where}[{i}]: expected an object with exactly 'X' and 'answer', got {_short(e)}")
+        out.append(Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"], f"{where}[{i}].answer")))
+    return tuple(out)
 
 
 def certificate_from_json(data, *, model_from_json) -> Certificate:
-    """Rebuild a certificate from :func:`certificate_to_json` output (no ``eval`` anywhere)."""
-    if not isinstance(data, dict) or data.get("kind") != "certificate":
-        raise ValueError("certificate: expected a JSON object with kind 'certificate'")
-    kind = data.get("certificate_kind")
+    """Rebuild a certificate from :func:`certificate_to_json` output (strictly; no ``eval`` anywhere).
+
+    Unknown or missing fields, a learner or condition the registry does not know,
+    and malformed answers are errors.
+    """
+    check_fields(data, where="certificate", required=sorted(_REQUIRED), optional=sorted(_FIELDS - _REQUIRED))
+    if check_kind(data, where="certificate") != "certificate":
+        raise InvalidFormat(f"certificate: expected kind 'certificate', got {short_repr(data['kind'])}")
+    kind = data["certificate_kind"]
     if kind not in (EXACT, CONSISTENT):
-        raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {kind!r}")
-    entries = transcript_from_json(data.get("transcript"))
+        raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {_short(kind)}")
     learner = data.get("learner")
-    if learner not in (None, "single_head", "low_rank"):
-        raise ValueError(f"certificate: unknown learner {learner!r}")
+    if learner is not None:
+        spec = registry.get(learner) if isinstance(learner, str) else None
+        if spec is None:
+            raise ValueError(f"certificate: learner must be a string or null, got {_short(learner)}")
     conditions = data.get("conditions") or {}
-    if not isinstance(conditions, dict) or not all(
-        k == "max_rank" and isinstance(v, int) and not isinstance(v, bool) for k, v in conditions.items()
-    ):
-        raise ValueError(f"certificate: expected conditions like {{'max_rank': r}}, got {conditions!r}")
+    if not isinstance(conditions, dict):
+        raise ValueError(f"certificate: expected conditions as an object, got {_short(conditions)}")
+    if learner is not None:
+        bad = registry.get(learner).validate_conditions(conditions)
+        if bad:
+            raise ValueError(f"certificate: {bad}")
+    grid = data.get("grid")
+    if grid is not None:
+        if not isinstance(grid, str):
+            raise ValueError(f"certificate: expected grid as a string, got {_short(grid)}")
+        parse_grid(grid)
+    assumptions = data.get("assumptions") or []
+    if not isinstance(assumptions, list) or not all(isinstance(a, str) for a in assumptions):
+        raise ValueError("certificate: expected assumptions as a list of strings")
+    accuracy = parse_rational(_text(data.get("accuracy", "0"), "accuracy"), name="accuracy")
+    rtol = parse_rational(_text(data.get("rtol", "0"), "rtol"), name="rtol")
+    if accuracy < 0 or rtol < 0:
+        raise ValueError("certificate: accuracy and rtol must be >= 0")
     return Certificate(
-        model_from_json(data.get("model")),
-        entries,
+        model_from_json(data["model"]),
+        transcript_from_json(data["transcript"]),
         kind,
-        parse_rational(str(data.get("accuracy", "0")), name="accuracy"),
-        parse_rational(str(data.get("rtol", "0")), name="rtol"),
+        accuracy,
+        rtol,
         learner,
         conditions,
+        grid,
+        transcript_from_json(data.get("checks") or [], where="checks"),
+        tuple(assumptions),
     )
-
-
-def _bad_entry(e):
-    raise ValueError(f"transcript: expected entries {{'X': ..., 'answer': ...}}, got {e!r}")

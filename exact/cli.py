@@ -1,5 +1,11 @@
 """The ``exact-attention`` command line.
 
+The command line *simulates* a black box: it reads a model's parameters from a JSON
+file, wraps them in an oracle that answers value queries (and counts them), and lets
+a learner recover the parameters from the answers alone.  The comparison with the
+file is made only at the end, to report whether the result equals it.  To point a
+learner at a real function, use the Python API (:class:`exact.CallableOracle`).
+
 Subcommands::
 
     exact-attention random single-head --d D --seed S [--grid G]     print a model JSON
@@ -10,8 +16,10 @@ Subcommands::
     exact-attention certify FILE                                       re-check a certificate
     exact-attention verify [--quick] [--json]                          check the theorems' claims
 
-Every error is reported as one line on stderr with a non-zero exit status; no
-traceback reaches the user for bad input.
+``learn`` offers every registered learner (:mod:`exact.registry`); its options come
+from the learner's spec.  Every error is reported as one line on stderr with exit
+status 2 (bad input, or a problem without an answer); a claim, a certificate or a
+result that does not hold exits 1.
 """
 
 from __future__ import annotations
@@ -24,97 +32,194 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import ExactAttentionError, NotIdentifiable
+from . import __version__, registry
+from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .grids import parse_grid
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
-from .learn import learn_low_rank, learn_low_rank_cs, learn_single_head, low_rank_query_count
-from .learn.low_rank_cs import DEFAULT_C
 from .models import SingleHead
-from .numbers import format_rational, to_fraction
+from .numbers import format_rational, parse_rational
 from .oracles import ExactOracle, FloatOracle
-from .verify import THEOREMS
+from .progress import elapsed, terminal_reporter
 
 __all__ = ["main", "build_parser"]
 
 EXIT_FAIL = 1  # a claim or certificate does not hold
 EXIT_ERROR = 2  # bad input, or the problem has no answer (not identifiable, ...)
 
+GRIDS_HELP = "rational:Q (denominators <= Q), dyadic:k (multiples of 2^-k), float16, bfloat16, float32, float64"
+
+#: ``random`` refuses larger heads: a d×d matrix of exact rationals costs about 20 s
+#: and 1 GB to draw at d = 1024, and its learner d² + d queries.
+MAX_RANDOM_D = 1024
+MAX_INPUTS = 1000
+MAX_HEADS = 64
+
+
+# -- argument types: every numeric option is validated, with one-line messages -----------
+
+
+def _int_type(low: int, high: int | None = None):
+    def parse(text: str) -> int:
+        t = text.strip()
+        if not (t.lstrip("+-").isascii() and t.lstrip("+-").isdigit()) or len(t) > 12:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text[:40]!r}")
+        n = int(t)
+        if n < low or (high is not None and n > high):
+            bound = f">= {low}" if high is None else f"in {low}..{high}"
+            raise argparse.ArgumentTypeError(f"expected an integer {bound}, got {n}")
+        return n
+
+    return parse
+
+
+def _number(text: str) -> Fraction:
+    try:
+        return parse_rational(text, name="value")
+    except ExactAttentionError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("value: ")) from None
+
+
+def _positive_float(text: str) -> float:
+    q = _number(text)
+    if q <= 0 or q > 10**6:
+        raise argparse.ArgumentTypeError(f"expected a positive number up to 1e6, got {text[:40]!r}")
+    return float(q)
+
+
+def _grid(text: str) -> str:
+    try:
+        parse_grid(text)
+    except ExactAttentionError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("grid: ")) from None
+    return text
+
+
+_OPTION_TYPES = {
+    "int": lambda opt: _int_type(opt.minimum if opt.minimum is not None else -(2**62)),
+    "number": lambda opt: _number,
+    "float": lambda opt: _positive_float,
+    "str": lambda opt: str,
+}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (exit status 2)."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="exact-attention",
-        description="Learn attention parameters from black-box queries, and prove the result exact.",
+        description="Learn attention parameters from black-box queries, and prove the result exact. "
+        "The command line simulates the black box from a parameter file; the Python API points learners at "
+        "real functions.",
     )
-    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    r = sub.add_parser("random", help="print a random model as JSON")
-    rsub = r.add_subparsers(dest="model", required=True, metavar="MODEL")
-    rs = rsub.add_parser("single-head", help="a random single softmax head")
-    rs.add_argument("--d", type=int, required=True, help="token dimension")
-    rs.add_argument("--seed", type=int, default=0)
-    rs.add_argument("--grid", default="rational:7", help="rational:Q | float32 | bfloat16 | float16 | dyadic:k")
-    rs.add_argument("--bound", default="2", help="magnitude of the entries (exact number, e.g. 1e6)")
-    rs.add_argument("--v-zeros", type=int, default=0, help="how many entries of v are zero")
-    rs.add_argument("--rank", type=int, default=None, help="make rank(W) <= RANK")
-    rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
-    rl = rsub.add_parser("low-rank", help="a random single head with rank(W) <= RANK")
-    rl.add_argument("--d", type=int, required=True, help="token dimension")
-    rl.add_argument("--rank", type=int, required=True, help="rank bound r (W = A B, A d×r, B r×d)")
-    rl.add_argument("--seed", type=int, default=0)
-    rl.add_argument("--grid", default="rational:7", help="grid of the factors' entries")
-    rl.add_argument("--bound", default="2", help="magnitude of the factors' entries")
-    rl.add_argument("--v-zeros", type=int, default=0, help="how many entries of v are zero")
-    rl.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
-
-    lp = sub.add_parser("learn", help="learn a model from an oracle built on a model file")
-    lsub = lp.add_subparsers(dest="model_kind", required=True, metavar="MODEL")
-    ls = lsub.add_parser("single-head", help="Theorem 4.1: d²+d queries")
-    ls.add_argument("--model", required=True, help="model JSON file ('-' for stdin)")
-    ls.add_argument("--mode", choices=("certified", "symbolic", "float"), default=None)
-    ls.add_argument("--grid", default=None, help="certified mode: identify on this grid")
-    ls.add_argument("--oracle", choices=("exact", "float"), default="exact", help="exact answers or float64 answers")
-    ls.add_argument("--w-bound", default="1024", help="float mode: assumed bound on |W_ij|")
-    ls.add_argument("--json", action="store_true", help="print the result as JSON")
-    ls.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (with transcript) here")
-    ll = lsub.add_parser("low-rank", help="rank(W) <= r: exact sketch (2rd − r² + d queries) or compressed sensing")
-    ll.add_argument("--model", required=True, help="model JSON file ('-' for stdin)")
-    ll.add_argument("--rank", type=int, default=None, help="rank bound r (sketch: omit to find it)")
-    ll.add_argument("--method", choices=("sketch", "cs"), default="sketch")
-    ll.add_argument("--mode", choices=("certified", "symbolic"), default=None, help="sketch method only")
-    ll.add_argument("--C", type=float, default=DEFAULT_C, help="cs: m = ceil(C·2rd) projections")
-    ll.add_argument("--m", type=int, default=None, help="cs: number of projections (overrides --C)")
-    ll.add_argument("--seed", type=int, default=None,
-                    help="seed of the sketches / Gaussian probes (default: a fresh sketch seed, reported; 0 for cs)")
-    ll.add_argument("--json", action="store_true", help="print the result as JSON")
-    ll.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (sketch method)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
+    _random_parser(sub)
+    _learn_parser(sub)
 
     ce = sub.add_parser("counterexample", help="Prop. 7.1: a different multi-head parameterisation with the same map, proved")
-    ce.add_argument("--d", type=int, default=None, help="token dimension of the random model")
-    ce.add_argument("--heads", type=int, default=None, help="number of heads H of the random model")
-    ce.add_argument("--seed", type=int, default=0)
-    ce.add_argument("--kind", choices=("split", "zero", "permute", "mixed"), default="mixed")
+    ce.add_argument("--d", type=_int_type(1, 16), default=None, help="token dimension of the random model (1..16)")
+    ce.add_argument("--heads", type=_int_type(1, 8), default=None, help="number of heads H of the random model (1..8)")
+    ce.add_argument("--seed", type=_int_type(0), default=0, help="seed of the model and the construction")
+    ce.add_argument("--kind", choices=("split", "zero", "permute", "mixed"), default="mixed",
+                    help="which non-identifiable family to build (default mixed: a random composition)")
     ce.add_argument("--model", default=None, help="start from this multi-head model file instead of a random one")
-    ce.add_argument("--inputs", type=int, default=3, help="random inputs to evaluate both maps on exactly")
-    ce.add_argument("--json", action="store_true")
+    ce.add_argument("--inputs", type=_int_type(0, MAX_INPUTS), default=3,
+                    help=f"random inputs to evaluate both maps on exactly (0..{MAX_INPUTS})")
+    ce.add_argument("--json", action="store_true", help="print the models, the proof and the evaluations as JSON")
+    ce.add_argument("--quiet", action="store_true", help="no progress indicator on stderr")
 
     c = sub.add_parser("certify", help="re-check a certificate file by replaying its transcript")
-    c.add_argument("file")
-    c.add_argument("--json", action="store_true")
+    c.add_argument("file", help="certificate JSON file ('-' for stdin)")
+    c.add_argument("--json", action="store_true", help="print the report as JSON")
+    c.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+    from .verify import THEOREMS
 
     v = sub.add_parser("verify", help="check the theorems' claims on a built-in sweep")
     v.add_argument("--quick", action="store_true", help="a smaller sweep: symbolic mode only up to d = 8, no 1e6 entries")
-    v.add_argument("--max-d", type=int, default=16, help="largest d of the random sweep (default 16)")
+    v.add_argument("--max-d", type=_int_type(1, 64), default=16, help="largest d of the random sweep (1..64, default 16)")
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
-    v.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
-    v.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    v.add_argument("--json", action="store_true", help="print one JSON row per claim instead of a table")
+    v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
 
 
+def _random_parser(sub) -> None:
+    r = sub.add_parser("random", help="print a random model as JSON")
+    rsub = r.add_subparsers(dest="model", required=True, metavar="MODEL", parser_class=_Parser)
+    for name, text in (("single-head", "a random single softmax head"),
+                       ("low-rank", "a random single head with rank(W) <= RANK")):
+        rs = rsub.add_parser(name, help=text)
+        rs.add_argument("--d", type=_int_type(1, MAX_RANDOM_D), required=True,
+                        help=f"token dimension (1..{MAX_RANDOM_D}; about d²·20 µs to draw)")
+        rs.add_argument("--seed", type=_int_type(0), default=0, help="seed of the generator (default 0)")
+        rs.add_argument("--grid", type=_grid, default="rational:7",
+                        help=f"grid of the entries (default rational:7): {GRIDS_HELP}")
+        rs.add_argument("--bound", type=_number, default=Fraction(2),
+                        help="magnitude of the entries (an exact number, e.g. 1e6; default 2)")
+        rs.add_argument("--v-zeros", type=_int_type(0), default=0, help="how many entries of v are zero")
+        if name == "single-head":
+            rs.add_argument("--rank", type=_int_type(0), default=None, help="make rank(W) <= RANK (W = A·B)")
+        else:
+            rs.add_argument("--rank", type=_int_type(0), required=True, help="rank bound r (W = A·B, A d×r, B r×d)")
+        rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
+
+
+def _learn_parser(sub) -> None:
+    lp = sub.add_parser("learn", help="learn a model from an oracle simulated from a model file")
+    lsub = lp.add_subparsers(dest="learn_command", required=True, metavar="MODEL", parser_class=_Parser)
+    by_command: dict[str, list] = {}
+    for spec in registry.learners():
+        by_command.setdefault(spec.command, []).append(spec)
+    for command, specs in by_command.items():
+        text = specs[0].summary if len(specs) == 1 else "; ".join(f"--method {s.method}: {s.summary}" for s in specs)
+        lc = lsub.add_parser(command, help=text, description=text)
+        lc.set_defaults(specs={s.method: s for s in specs})
+        lc.add_argument("--model", required=True, help="model JSON file ('-' for stdin)")
+        if len(specs) > 1:
+            lc.add_argument("--method", choices=[s.method for s in specs], default=specs[0].method,
+                            help=f"which learner (default {specs[0].method})")
+        modes = sorted({m for s in specs if s.exact for m in s.modes})
+        lc.add_argument("--mode", choices=modes, default=None,
+                        help="the arithmetic (default: certified for the exact oracle or with --grid, else float)")
+        if "certified" in modes:
+            lc.add_argument("--grid", type=_grid, default=None,
+                            help=f"certified mode: identify every parameter on this grid: {GRIDS_HELP}")
+            lc.add_argument("--max-prec", type=_int_type(16, 1 << 26), default=1 << 23,
+                            help="certified mode: the largest working precision in bits (default 2^23)")
+        lc.add_argument("--oracle", choices=("exact", "float"), default="exact",
+                        help="how the black box answers: exact reals, or float64 with a rounding bound")
+        lc.add_argument("--checks", type=_int_type(0, 100), default=2,
+                        help="verification queries after learning (random sequences of length 3–4; 0: none, "
+                        "and the result says what it then assumes)")
+        lc.add_argument("--check-seed", type=_int_type(0), default=None,
+                        help="seed of the verification queries (default: fresh)")
+        seen = set()
+        for spec in specs:
+            for opt in spec.options:
+                if opt.name in seen:
+                    continue
+                seen.add(opt.name)
+                owners = [s.method for s in specs if any(o.name == opt.name for o in s.options)]
+                where = "" if len(owners) == len(specs) else f"[{'|'.join(owners)}] "
+                lc.add_argument(opt.flag, dest=opt.name, type=_OPTION_TYPES[opt.kind](opt), default=None,
+                                help=where + opt.help + (f" (default {opt.default})" if opt.default is not None else ""))
+        lc.add_argument("--json", action="store_true", help="print the result as JSON")
+        lc.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (with transcript) here")
+        lc.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
+
+
+# -- commands ----------------------------------------------------------------------------
+
+
 def _cmd_random(args) -> int:
-    parse_grid(args.grid)
     model = SingleHead.random(
-        args.d, seed=args.seed, grid=args.grid, bound=to_fraction(args.bound, name="--bound"),
-        v_zeros=args.v_zeros, rank=args.rank,
+        args.d, seed=args.seed, grid=args.grid, bound=args.bound, v_zeros=args.v_zeros, rank=args.rank
     )  # "low-rank" is a single head drawn with rank(W) <= --rank
     text = dump_json(model.to_json(), args.output)
     if args.output is None:
@@ -123,54 +228,95 @@ def _cmd_random(args) -> int:
 
 
 def _cmd_learn(args) -> int:
+    spec = args.specs[getattr(args, "method", None) or next(iter(args.specs))]
     model = load_model(args.model)
-    if not isinstance(model, SingleHead):
-        raise ExactAttentionError(f"{args.model}: expected a single-head model, got a {type(model).__name__}")
-    if args.model_kind == "single-head":
-        oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
-        w_bound = to_fraction(args.w_bound, name="--w-bound")
-        result = learn_single_head(oracle, mode=args.mode, grid=args.grid, w_bound=w_bound)
-        claim = f"d²+d = {model.d ** 2 + model.d}"
-    elif args.method == "cs":
-        if args.rank is None:
-            raise ExactAttentionError("--rank: the compressed-sensing learner needs the rank bound r")
-        oracle = ExactOracle(model)
-        result = learn_low_rank_cs(oracle, rank=args.rank, m=args.m, C=args.C, seed=args.seed or 0)
-        claim = f"d + m = {model.d} + {result.details['m']}"
-    else:
-        oracle = ExactOracle(model)
-        result = learn_low_rank(oracle, rank=args.rank, mode=args.mode, seed=args.seed)
-        r = result.details["rank"]
-        if args.rank is None:
-            claim = f"2rd − r² + 2d − r = {low_rank_query_count(model.d, r, rank_known=False)} with the found r = {r}"
-        elif r == args.rank:
-            claim = f"2rd − r² + d = {low_rank_query_count(model.d, r)}"
-        else:  # the true rank is below the given bound: fewer row queries were needed
-            claim = f"d + d·r + r'(d − r) = {model.d + model.d * args.rank + r * (model.d - args.rank)} with r = {args.rank}, found r' = {r}"
+    if getattr(model, "kind", None) != spec.model_kind:
+        raise InvalidArgument(f"{args.model}: learner {spec.name!r} learns {spec.model_kind} models, got a {model.kind}")
+    kwargs = {}
+    for opt in spec.options:
+        value = getattr(args, opt.name, None)
+        if value is not None:
+            kwargs[opt.name] = value
+    for s in args.specs.values():  # options given for another method are an error, not silently ignored
+        for opt in s.options:
+            if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
+                raise InvalidArgument(f"{opt.flag}: applies to --method {s.method}, not {spec.method}")
+    oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
+    if spec.exact:
+        kwargs.update(checks=args.checks, check_seed=args.check_seed)
+        if args.mode is not None:
+            kwargs["mode"] = args.mode
+        if getattr(args, "grid", None) is not None:
+            kwargs["grid"] = args.grid
+        if hasattr(args, "max_prec"):
+            kwargs["max_prec"] = args.max_prec
+    elif args.mode is not None or getattr(args, "grid", None) is not None:
+        raise InvalidArgument(f"--mode/--grid: learner {spec.name!r} is approximate and takes neither")
+    if args.certificate and not spec.exact:
+        raise InvalidArgument(f"--certificate: learner {spec.name!r} gives approximate results, which carry no certificate")
+    with terminal_reporter(quiet=args.quiet):
+        result = spec.learn(oracle, **kwargs)
     if args.certificate:
         if result.certificate is None:
-            raise ExactAttentionError(
-                "--certificate: approximate results (float mode, compressed sensing) carry no certificate; "
+            raise InvalidArgument(
+                "--certificate: approximate results (float mode) carry no certificate; "
                 "use an exact mode (with --grid G for a float oracle)"
             )
         dump_json(certificate_to_json(result.certificate), args.certificate)
-    if args.json:
-        print(json.dumps(result_to_json(result), indent=1))
-        return 0
-    return _print_result(result, model, claim)
-
-
-def _print_result(result, model, claim: str) -> int:
+    report = result.report
+    if result.certificate is not None and report is None:
+        with terminal_reporter(quiet=args.quiet):
+            report = result.certificate.check()
     same = result.model == model
+    ok = (same or not result.exact) and (report is None or report.holds)
+    if args.json:
+        out = result_to_json(result)
+        out["equals_model"] = same
+        if report is not None:
+            out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": report.scope.strip(" ()"),
+                                  "message": report.message}
+        print(json.dumps(out, indent=1))
+    else:
+        _print_result(result, model, spec, report, same)
+    return 0 if ok else EXIT_FAIL
+
+
+def _claim(result, spec, model) -> str:
+    d = model.d
+    if spec.name == "low-rank":
+        r, given = result.details["rank"], result.details["rank_known"]
+        if not given:
+            return f"2rd − r² + 2d − r = {2 * r * d - r * r + 2 * d - r} with the found r = {r}"
+        bound = result.certificate.conditions["rank"]
+        if r == bound:
+            return f"2rd − r² + d = {spec.query_count(d, rank=r)}"
+        return f"d + d·r + r'(d − r) = {d + d * bound + r * (d - bound)} with r = {bound}, found r' = {r}"
+    if spec.name == "low-rank-cs":
+        return f"d + m = {d} + {result.details['m']}"
+    return f"{spec.count_formula} = {spec.query_count(d)}"
+
+
+def _print_result(result, model, spec, report, same: bool) -> None:
     print(f"mode        {result.mode}" + (f" (grid {result.grid})" if result.grid else ""))
-    print(f"queries     {result.queries} ({claim}), longest sequence {result.max_length}")
+    print(f"queries     {result.queries} ({_claim(result, spec, model)}), longest sequence {result.max_length}")
+    checks = result.details.get("checks", {})
+    if result.verification_queries:
+        lengths = checks.get("lengths", [])
+        print(f"checks      {result.verification_queries} verification queries (lengths {', '.join(map(str, lengths))}), "
+              "reproduced")
+    elif spec.exact:
+        print(f"checks      none (--checks 0): the result holds {', '.join(result.assumptions)}")
     if "rank" in result.details:
         known = "within the given bound" if result.details["rank_known"] else "found by exact rank tests"
         print(f"rank        {result.details['rank']} ({known}; sketch seed {result.details['seed']})")
     if result.exact:
-        print(f"exact       {'yes: equal to the model' if same else 'NO: differs from the model'}")
-        print(f"certificate {result.certificate.check().message}")
+        verdict = "yes: equal to the model" if same else "NO: differs from the model"
+        print(f"exact       {verdict}" + (f" ({', '.join(result.assumptions)})" if result.assumptions else ""))
+        print(f"certificate {report.message}")
         print(f"precision   {result.precision} bits" if result.mode == "certified" else "precision   exact symbolic")
+    elif result.mode in ("certified", "symbolic"):
+        print(f"exact       not claimed: identified on grid {result.grid} but not confirmed by a replay")
+        print(f"certificate {report.message}" if report is not None else "certificate none")
     elif result.error_estimate is not None:
         print(f"error       estimated <= {result.error_estimate:.3g}")
     else:
@@ -189,7 +335,6 @@ def _print_result(result, model, claim: str) -> int:
         for name in ("K", "Q"):
             for i, row in enumerate(result.details["factors"][name]):
                 print(f"  {name}[{i}] = [" + ", ".join(row) + "]")
-    return 0 if (same or not result.exact) else EXIT_FAIL
 
 
 def _cmd_counterexample(args) -> int:
@@ -201,16 +346,19 @@ def _cmd_counterexample(args) -> int:
 
     if args.model is not None:
         if args.d is not None or args.heads is not None:
-            raise ExactAttentionError("--model: the model file fixes d and H; do not pass --d or --heads with it")
+            raise InvalidArgument("--model: the model file fixes d and H; do not pass --d or --heads with it")
         a = load_model(args.model)
         if not isinstance(a, MultiHead):
-            raise ExactAttentionError(f"{args.model}: expected a multi-head model, got a {type(a).__name__}")
+            raise InvalidArgument(f"{args.model}: expected a multi-head model, got a {type(a).__name__}")
     elif args.d is None or args.heads is None:
-        raise ExactAttentionError("counterexample: give --d and --heads for a random model, or --model FILE")
+        raise InvalidArgument("counterexample: give --d and --heads for a random model, or --model FILE")
     else:
         a = MultiHead.random(args.d, args.heads, seed=args.seed)
-    b = construct(a, args.kind, seed=args.seed + 1)
-    proof = prove_equivalent(a, b)
+    if a.H > MAX_HEADS or a.d > 16:
+        raise InvalidArgument(f"counterexample: the symbolic proof supports d <= 16 and H <= {MAX_HEADS}, got d={a.d}, H={a.H}")
+    with elapsed("proving", quiet=args.quiet):
+        b = construct(a, args.kind, seed=args.seed + 1)
+        proof = prove_equivalent(a, b)
     rng = random.Random(args.seed)
     evaluations = []
     for k in range(args.inputs):
@@ -235,7 +383,8 @@ def _cmd_counterexample(args) -> int:
         print(f"\n{proof.name}: {'PROVED' if proof.verified else 'NOT PROVED'}: {proof.statement}")
         for i, step in enumerate(proof.steps, 1):
             print(f"  {i}. {step}")
-        print("\nExact evaluation on random inputs:")
+        if evaluations:
+            print("\nExact evaluation on random inputs:")
         for e in evaluations:
             verdict = "equal (decided exactly)" if e["equal"] else "DIFFERENT"
             print(f"  N={len(e['X'])}: f_A = {e['f_A']}…  f_B = {e['f_B']}…  {verdict}")
@@ -244,29 +393,28 @@ def _cmd_counterexample(args) -> int:
 
 def _cmd_certify(args) -> int:
     cert = load_certificate(args.file)
-    report = cert.check()
+    with terminal_reporter(quiet=args.quiet):
+        report = cert.check()
     if args.json:
-        print(json.dumps({"holds": report.holds, "kind": report.kind, "checked": report.checked,
-                          "failed": report.failed, "failures": list(report.failures), "reason": report.reason,
-                          "message": report.message}))
+        print(json.dumps(report.to_json()))
     else:
         print(report.message)
     return 0 if report.holds else EXIT_FAIL
 
 
 def _cmd_verify(args) -> int:
-    from .verify import claims, format_table, run_claims
+    from .verify import THEOREMS, claims, run_claims, table_footer, table_header, table_row
 
     chosen = claims(args.theorem or THEOREMS, max_d=args.max_d, quick=args.quick)
-    reports = run_claims(chosen, progress=False if args.no_progress else None)
-    if args.json:
-        for r in reports:
-            print(json.dumps(r.to_json()))
-    else:
-        print(format_table(reports))
-        held = sum(r.holds for r in reports)
-        skipped = sum(bool(r.skipped) for r in reports)
-        print(f"\n{held}/{len(reports) - skipped} claims hold" + (f" ({skipped} skipped)" if skipped else ""))
+    if not args.json:
+        print(table_header(), flush=True)
+
+    def emit(report) -> None:  # each row as soon as its claim finishes, even when piped
+        print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
+
+    reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
+    if not args.json:
+        print(table_footer(reports))
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
 
 
@@ -288,14 +436,21 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except NotIdentifiable as e:
-        print(f"exact-attention: not identifiable: {e}", file=sys.stderr)
+        print(f"exact-attention: not identifiable: {_one_line(e)}", file=sys.stderr)
         return EXIT_ERROR
-    except (ExactAttentionError, ValueError, OSError, ImportError, OverflowError) as e:
-        print(f"exact-attention: error: {e}", file=sys.stderr)
+    except (ExactAttentionError, ValueError, OSError, ImportError, OverflowError, RecursionError, MemoryError) as e:
+        print(f"exact-attention: error: {_one_line(e)}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("exact-attention: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(e: BaseException, limit: int = 300) -> str:
+    text = " ".join(str(e).split())
+    prefix_room = 40  # "exact-attention: error: " and the like
+    room = limit - prefix_room
+    return text if len(text) <= room else text[: room - 1] + "…"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -20,29 +20,45 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
+from typing import ClassVar
 
 import numpy as np
 from flint import fmpq, fmpq_mat
 
 from .errors import InvalidNumber, ShapeError
+from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
+from .floateval import evaluate_float
 from .grids import FloatGrid, Grid, RationalGrid, parse_grid
 from .numbers import floor_log2, format_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
-__all__ = ["SingleHead", "as_matrix", "as_vector"]
+__all__ = ["SingleHead", "as_matrix", "as_vector", "evaluate_float"]
 
 
 def as_matrix(M, *, name: str, rows: int | None = None, cols: int | None = None) -> tuple:
     """Validate and convert a matrix to a tuple of tuples of Fractions."""
     if isinstance(M, np.ndarray) and M.ndim != 2:
         raise ShapeError(f"{name}: expected a 2-d matrix, got an array of shape {M.shape}")
-    if isinstance(M, (str, bytes)) or any(isinstance(r, (str, bytes)) for r in _rows_of(M)):
-        raise ShapeError(f"{name}: expected a matrix (a list of rows of numbers), got a string where a row belongs")
+    if isinstance(M, dict):
+        raise ShapeError(f"{name}: expected a matrix (a list of rows), got an object")
+    if isinstance(M, (str, bytes)):
+        raise ShapeError(f"{name}: expected a matrix (a list of rows of numbers), got a string")
     try:
-        out = [list(r) for r in M]
+        given = list(M)
     except TypeError:
         raise ShapeError(f"{name}: expected a matrix (list of rows), got {type(M).__name__}") from None
+    out = []
+    for i, r in enumerate(given):
+        if isinstance(r, (str, bytes)):
+            raise ShapeError(f"{name}: expected a matrix (a list of rows of numbers), got a string where a row belongs")
+        if isinstance(r, dict):
+            raise ShapeError(f"{name}[{i}]: expected a row (a list of numbers), got an object")
+        try:
+            out.append(list(r))
+        except TypeError:
+            what = "a number" if isinstance(r, (int, float, Fraction)) else type(r).__name__
+            raise ShapeError(f"{name}[{i}]: expected a row (a list of numbers), got {what}") from None
     if rows is not None and len(out) != rows:
         raise ShapeError(f"{name}: expected {rows} rows, got {len(out)}")
     if not out:
@@ -58,8 +74,12 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
     """Validate and convert a vector to a tuple of Fractions."""
     if isinstance(x, np.ndarray) and x.ndim != 1:
         raise ShapeError(f"{name}: expected a vector, got an array of shape {x.shape}")
+    if isinstance(x, dict):
+        raise ShapeError(f"{name}: expected a vector (a list of numbers), got an object")
     if isinstance(x, (str, bytes)):
-        raise ShapeError(f"{name}: expected a vector (a list of numbers), got the string {x!r}")
+        text = repr(x)
+        text = text if len(text) <= 60 else text[:57] + "..."
+        raise ShapeError(f"{name}: expected a vector (a list of numbers), got the string {text}")
     try:
         out = list(x)
     except TypeError:
@@ -100,6 +120,7 @@ class SingleHead:
 
     W: tuple
     v: tuple
+    kind: ClassVar[str] = "single-head"  # the JSON kind, and the model class a learner names
 
     def __post_init__(self):
         if not _len(self.W):
@@ -118,6 +139,10 @@ class SingleHead:
     def d(self) -> int:
         """The token dimension."""
         return len(self.v)
+
+    def parameters(self) -> tuple:
+        """Every parameter as one flat tuple of Fractions: ``W`` row by row, then ``v``."""
+        return tuple(x for row in self.W for x in row) + self.v
 
     @cached_property
     def _Wq(self) -> list:
@@ -357,14 +382,42 @@ class SingleHead:
 
     @classmethod
     def from_json(cls, data) -> "SingleHead":
-        if not isinstance(data, dict) or data.get("kind", "single-head") != "single-head":
+        """Build a head from ``{"kind": "single-head", "d": d, "W": [[...], ...], "v": [...]}``.
+
+        ``kind`` (default ``"single-head"``) and ``d`` are optional; any other field is
+        an error.  Entries are ``"p/q"`` or decimal strings, or JSON numbers, all taken
+        exactly (:func:`exact.io.load_json` reads ``0.1`` as 1/10).
+
+        >>> SingleHead.from_json({"W": [["1/2"]], "v": ["3"]}) == SingleHead([["1/2"]], [3])
+        True
+        >>> SingleHead.from_json({"W": [["1/2"]], "v": ["3"], "V": ["3"]})
+        Traceback (most recent call last):
+        ...
+        exact.errors.ShapeError: model: unknown field(s) ['V']; allowed fields: ['W', 'd', 'kind', 'v']
+        >>> SingleHead.from_json({"W": {"a": 1}, "v": ["3"]})
+        Traceback (most recent call last):
+        ...
+        exact.errors.ShapeError: W: expected a matrix (a list of rows), got an object
+        """
+
+        if not isinstance(data, dict):
             raise ShapeError(f"model: expected a JSON object of kind 'single-head', got {_describe(data)}")
-        missing = {"W", "v"} - set(data)
-        if missing:
-            raise ShapeError(f"model: missing field(s) {sorted(missing)}")
-        h = cls(data["W"], data["v"])
-        if "d" in data and data["d"] != h.d:
-            raise ShapeError(f"model: field d={data['d']!r} does not match len(v)={h.d}")
+        if check_kind(data, where="model", default="single-head", error=ShapeError) != "single-head":
+            raise ShapeError(f"model: expected a JSON object of kind 'single-head', got {_describe(data)}")
+        check_fields(data, where="model", required=("W", "v"), optional=("kind", "d"), error=ShapeError)
+        d = data.get("d")
+        if "d" in data and (not isinstance(d, int) or isinstance(d, bool)):
+            raise ShapeError(f"model: field 'd': expected an integer, got {describe_json(d)}")
+        if "d" in data and d.bit_length() > 62:
+            raise ShapeError(f"model: field 'd': expected an integer below 2^62, got one with {len(str(abs(d)))} digits")
+        W, v = data["W"], data["v"]
+        if not isinstance(W, (list, tuple)):
+            raise ShapeError(f"W: expected a matrix (a list of rows), got {describe_json(W)}")
+        if not isinstance(v, (list, tuple)):
+            raise ShapeError(f"v: expected a vector (a list of numbers), got {describe_json(v)}")
+        h = cls(W, v)
+        if "d" in data and d != h.d:
+            raise ShapeError(f"model: field d={d!r} does not match len(v)={h.d}")
         return h
 
 
@@ -384,7 +437,8 @@ def _len(x) -> int:
 
 def _describe(data) -> str:
     if isinstance(data, dict):
-        return f"kind {data.get('kind')!r}"
+        kind = repr(data.get("kind"))
+        return f"kind {kind if len(kind) <= 60 else kind[:57] + '...'}"
     return type(data).__name__
 
 
@@ -421,23 +475,3 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
         return Fraction(int(rng.integers(-int(bound * scale), int(bound * scale) + 1)), scale)
 
     return draw
-
-
-def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
-    """Vectorised float64 evaluation of a single head on ``(N, d)`` or ``(n, N, d)`` inputs."""
-    X = np.asarray(X, dtype=np.float64)
-    shape = X.shape
-    single = X.ndim == 2
-    if single:
-        X = X[None]
-    if X.ndim != 3 or X.shape[2] != W.shape[0]:
-        raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {shape}")
-    # einsum without BLAS (optimize=False), not matmul: a sequence's value must not
-    # depend on which batch it is evaluated in (BLAS picks kernels by size).
-    q = np.einsum("nd,ed->ne", X[:, -1, :], W, optimize=False)  # (n, d): W x_N
-    s = np.einsum("nid,nd->ni", X, q, optimize=False)
-    s -= s.max(axis=1, keepdims=True)
-    e = np.exp(s)
-    c = np.einsum("nid,d->ni", X, v, optimize=False)
-    out = np.einsum("ni,ni->n", e, c, optimize=False) / e.sum(axis=1)
-    return float(out[0]) if single else out

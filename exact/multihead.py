@@ -13,10 +13,12 @@ forms are equal ([KKG26]).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from .errors import ShapeError
+from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpSum
 from .grids import parse_grid
 from .models import SingleHead, evaluate_float
@@ -47,6 +49,7 @@ class MultiHead:
 
     heads: tuple
     d: int | None = None
+    kind: ClassVar[str] = "multi-head"
 
     def __post_init__(self):
         try:
@@ -73,6 +76,10 @@ class MultiHead:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
         object.__setattr__(self, "heads", tuple(heads))
         object.__setattr__(self, "d", d)
+
+    def parameters(self) -> tuple:
+        """Every parameter as one flat tuple of Fractions, head by head."""
+        return tuple(x for h in self.heads for x in h.parameters())
 
     @property
     def H(self) -> int:
@@ -127,14 +134,40 @@ class MultiHead:
 
     @classmethod
     def from_json(cls, data) -> "MultiHead":
-        if not isinstance(data, dict) or data.get("kind") != "multi-head":
+        """Build a model from ``{"kind": "multi-head", "d": d, "heads": [{"W": ..., "v": ...}, ...]}``.
+
+        ``kind`` and ``heads`` are required, ``d`` is optional (needed when there are no
+        heads); any other field is an error.  Each head has exactly the fields ``W`` and ``v``.
+
+        >>> MultiHead.from_json({"kind": "multi-head", "heads": [], "d": 2, "H": 0})
+        Traceback (most recent call last):
+        ...
+        exact.errors.ShapeError: model: unknown field(s) ['H']; allowed fields: ['d', 'heads', 'kind']
+        """
+
+        if not isinstance(data, dict) or check_kind(data, where="model", error=ShapeError) != "multi-head":
             raise ShapeError("model: expected a JSON object of kind 'multi-head'")
-        heads = data.get("heads")
+        check_fields(data, where="model", required=("kind", "heads"), optional=("d",), error=ShapeError)
+        d = data.get("d")
+        if d is not None and (not isinstance(d, int) or isinstance(d, bool)):
+            raise ShapeError(f"model: field 'd': expected an integer, got {describe_json(d)}")
+        if d is not None and d.bit_length() > 62:
+            raise ShapeError(f"model: field 'd': expected an integer below 2^62, got one with {len(str(abs(d)))} digits")
+        heads = data["heads"]
         if not isinstance(heads, list):
             raise ShapeError("model: expected a list 'heads'")
         parsed = []
         for i, h in enumerate(heads):
             if not isinstance(h, dict) or set(h) != {"W", "v"}:
                 raise ShapeError(f"heads[{i}]: expected an object with 'W' and 'v'")
-            parsed.append(SingleHead(h["W"], h["v"]))
-        return cls(parsed, d=data.get("d"))
+            if not isinstance(h["W"], list):
+                raise ShapeError(f"heads[{i}]: W: expected a matrix (a list of rows), got {describe_json(h['W'])}")
+            if not isinstance(h["v"], list):
+                raise ShapeError(f"heads[{i}]: v: expected a vector (a list of numbers), got {describe_json(h['v'])}")
+            try:
+                parsed.append(SingleHead(h["W"], h["v"]))
+            except ShapeError as e:
+                raise ShapeError(f"heads[{i}]: {e}") from None
+            except ValueError as e:  # InvalidNumber and the like: keep the class, name the head
+                raise type(e)(f"heads[{i}]: {e}") from None
+        return cls(parsed, d=d)

@@ -31,6 +31,7 @@ from flint import arb, ctx, fmpq
 
 from .errors import InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
 from .expfield import ExpRatio
+from .floateval import evaluate_float, float_rounding_bounds
 from .numbers import to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
@@ -323,31 +324,6 @@ class CallableOracle(Oracle):
             ) from None
 
 
-_EPS = 2.0**-52
-
-
-def _float_error_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.ndarray) -> np.ndarray:
-    """Rounding-error bounds of float64 softmax-head answers (see :class:`FloatOracle`).
-
-    Standard dot-product bounds, in terms of sums of *absolute* terms so cancellation
-    cannot hide: with ``γ = (k + 2)·eps`` for tokens with at most ``k`` nonzeros,
-    ``|δs_i| <= 2γ·|x_i|ᵀ|W||x_N|`` and ``|δc_i| <= γ·|x_i|ᵀ|v|``; score errors move the
-    softmax weights by a relative ``expm1(2·max|δs|)``; the sums add ``(N + 6)·eps``.
-    The total is doubled for second-order terms.
-    """
-    A = np.abs(X)
-    k = max(1, int((X != 0).sum(axis=2).max()))
-    g = (k + 2) * _EPS
-    ds = 2 * g * np.einsum("nid,nd->ni", A, np.einsum("nd,ed->ne", A[:, -1, :], np.abs(W), optimize=False), optimize=False)
-    ca = np.einsum("nid,d->ni", A, np.abs(v), optimize=False)
-    c = np.abs(np.einsum("nid,d->ni", X, v, optimize=False)) + g * ca
-    N = X.shape[1]
-    with np.errstate(over="ignore"):
-        rel = np.expm1(2 * ds.max(axis=1)) + (N + 6) * _EPS
-        err = c.max(axis=1) * rel + g * ca.max(axis=1) + 4 * _EPS * np.abs(ys)
-    return 2 * err + 1e-300
-
-
 def _is_float64(q: Fraction) -> bool:
     """Whether ``q`` is a float64 value (a cheap, sufficient test: 53-bit numerator, power-of-two denominator)."""
     den = q.denominator
@@ -359,7 +335,7 @@ class FloatOracle(CallableOracle):
 
     Each answer is a :class:`FloatAnswer` carrying a bound on its float64 rounding
     error, computed from the evaluation itself by standard dot-product bounds on
-    sums of absolute terms (see ``_float_error_bounds``), so cancellation anywhere
+    sums of absolute terms (see :func:`exact.floateval.float_rounding_bounds`), so cancellation anywhere
     (in the scores, the values or the final sum) is covered.
 
     Parameters
@@ -385,16 +361,12 @@ class FloatOracle(CallableOracle):
             raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
         if not (np.isfinite(W).all() and np.isfinite(v).all()):
             raise InvalidNumber("model: W and v must be finite")
-        from .models import evaluate_float
-
         self._W, self._v = W, v
         super().__init__(
             lambda X: evaluate_float(W, v, X), d=W.shape[0], accuracy=accuracy, rtol=rtol, budget=budget
         )
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
-        from .models import evaluate_float
-
         out: list = [None] * len(seqs)
         by_len: dict[int, list[int]] = {}
         for i, s in enumerate(seqs):
@@ -404,7 +376,7 @@ class FloatOracle(CallableOracle):
             ys = evaluate_float(self._W, self._v, X)
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
-            errs = _float_error_bounds(self._W, self._v, X, ys)
+            errs = float_rounding_bounds(self._W, self._v, X, ys)
             if not np.isfinite(errs).all():
                 raise OracleInconsistent("the float model's answers cannot be bounded (its terms overflow float64)")
             for i, y, e in zip(idx, ys.tolist(), errs.tolist()):

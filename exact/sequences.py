@@ -17,6 +17,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidNumber, ShapeError
+from .jsonfields import check_fields, describe_json, short_repr
 from .numbers import format_rational, to_fraction
 
 __all__ = ["Sequence", "as_sequence"]
@@ -202,17 +203,40 @@ class Sequence:
 
     @classmethod
     def from_json(cls, data) -> "Sequence":
-        if isinstance(data, dict) and set(data) == {"d", "rows"}:
-            d = data["d"]
-            if not isinstance(d, int) or isinstance(d, bool):
-                raise ShapeError(f"sequence: expected an integer d, got {d!r}")
-            rows = []
-            for r in data["rows"]:
-                if not isinstance(r, dict) or not all(isinstance(k, str) and k.isdigit() for k in r):
-                    raise ShapeError(f"sequence: expected rows as {{index: value}} objects, got {r!r}")
-                rows.append({int(k): to_fraction(v, name=f"X[{k}]") for k, v in r.items()})
-            return cls.sparse(d, rows)
-        return cls.from_rows(data)
+        """Read :meth:`to_json` output ``{"d": d, "rows": [{"index": "p/q", ...}, ...]}``, or a list of rows.
+
+        The object has exactly the fields ``d`` and ``rows``; indices are decimal
+        integers in ASCII without leading zeros; values are read exactly.
+
+        >>> Sequence.from_json({"d": 2, "rows": [{"1": "1/2"}]}).dense()
+        [[Fraction(0, 1), Fraction(1, 2)]]
+        >>> Sequence.from_json({"d": 2, "rows": [{"1": "1/2"}], "N": 1})
+        Traceback (most recent call last):
+        ...
+        exact.errors.ShapeError: sequence: unknown field(s) ['N']; allowed fields: ['d', 'rows']
+        """
+        if not isinstance(data, dict):
+            return cls.from_rows(data)
+
+        check_fields(data, where="sequence", required=("d", "rows"), error=ShapeError)
+        d, given = data["d"], data["rows"]
+        if not isinstance(d, int) or isinstance(d, bool):
+            raise ShapeError(f"sequence: expected an integer d, got {short_repr(d)}")
+        if d.bit_length() > 62:
+            raise ShapeError(f"sequence: expected an integer d below 2^62, got one with {len(str(abs(d)))} digits")
+        if not isinstance(given, list):
+            raise ShapeError(f"sequence: expected 'rows' as a list of {{index: value}} objects, got {describe_json(given)}")
+        rows = []
+        for r in given:
+            if not isinstance(r, dict) or not all(
+                isinstance(k, str) and k.isascii() and k.isdigit() and (k == "0" or k[0] != "0") for k in r
+            ):
+                raise ShapeError(f"sequence: expected rows as {{index: value}} objects, got {short_repr(r)}")
+            for k in r:
+                if len(k) > 18:
+                    raise ShapeError(f"sequence: index with {len(k)} digits out of range for d={d}")
+            rows.append({int(k): to_fraction(v, name=f"X[{k}]") for k, v in r.items()})
+        return cls.sparse(d, rows)
 
 
 def as_sequence(X, *, d: int | None = None) -> Sequence:

@@ -25,6 +25,7 @@ answers into parameters:
 
 from __future__ import annotations
 
+from ..errors import InvalidArgument
 from .base import Arithmetic, Measurement, primitive_form
 from .certified import MAX_HEIGHT_BITS, CertifiedArithmetic
 from .floating import FloatArithmetic
@@ -61,9 +62,9 @@ def get_arithmetic(mode: str | None, oracle, *, grid=None, prec: int = 64, max_p
     if mode is None:
         mode = "certified" if (oracle.exact or grid is not None) else "float"
     if mode not in MODES:
-        raise ValueError(f"mode: expected one of {', '.join(map(repr, MODES))}, got {mode!r}")
+        raise InvalidArgument(f"mode: expected one of {', '.join(map(repr, MODES))}, got {mode!r}")
     if mode != "certified" and grid is not None:
-        raise ValueError(f"grid: only mode='certified' identifies on a grid, got mode={mode!r}")
+        raise InvalidArgument(f"grid: only mode='certified' identifies on a grid, got mode={mode!r}")
     if mode == "certified":
         return CertifiedArithmetic(oracle, grid=grid, prec=prec, max_prec=max_prec)
     if mode == "symbolic":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from ..errors import OracleInconsistent
+from ..errors import InvalidArgument, OracleInconsistent
 from .base import Arithmetic
 
 __all__ = ["SymbolicArithmetic", "symbolic_logit"]
@@ -19,7 +19,9 @@ class SymbolicArithmetic(Arithmetic):
     def __init__(self, oracle):
         super().__init__(oracle)
         if not oracle.exact:
-            raise ValueError("mode='symbolic' needs an exact oracle; use mode='certified' with a grid, or mode='float'")
+            raise InvalidArgument(
+                "mode='symbolic' needs an exact oracle; use mode='certified' with a grid, or mode='float'"
+            )
 
     def values(self, answers, names):
         import sympy
@@ -45,10 +47,10 @@ class SymbolicArithmetic(Arithmetic):
 def symbolic_logit(expr, base: Fraction, slope: Fraction, *, what: str = "logit") -> Fraction:
     """Exact ``σ⁻¹((expr − base)/slope)`` for an answer made of ``c·exp(q)`` terms.
 
-    Each distinct ``exp(q)`` is replaced by an independent positive symbol and the
-    odds ``α/(1−α)`` are computed in the rational function field; they must reduce
-    to a monomial ``Π E_k^{n_k}`` with coefficient 1, whose logarithm is
-    ``Σ n_k q_k``.  (Running ``cancel`` on ``exp(Rational)`` terms directly can
+    Each distinct ``exp(q)`` is replaced by an independent positive symbol
+    (:class:`proofs.expsymbols.ExpSymbols`) and the odds ``α/(1−α)`` are computed in
+    the rational function field; they must reduce to a monomial ``Π E_k^{n_k}`` with
+    coefficient 1, whose logarithm is ``Σ n_k q_k``.  (Running ``cancel`` on ``exp(Rational)`` terms directly can
     overflow gmp or hang; the substitution avoids it.)
 
     Raises
@@ -65,33 +67,27 @@ def symbolic_logit(expr, base: Fraction, slope: Fraction, *, what: str = "logit"
     """
     import sympy
 
-    atoms = sorted(expr.atoms(sympy.exp), key=sympy.default_sort_key)
-    if expr.has(sympy.E):  # sympy writes exp(1) as the constant E
-        atoms.append(sympy.E)
-    syms, exps = [], []
-    for i, a in enumerate(atoms):
-        q = sympy.Integer(1) if a is sympy.E else a.args[0]
+    from proofs.expsymbols import ExpSymbols  # the one implementation of the substitution
+
+    table = ExpSymbols("E", separator="")
+    e = table.substitute(expr)
+    for q in table.exponents:
         if not isinstance(q, sympy.Rational):
             raise OracleInconsistent(f"{what}: the answer contains exp({q}), whose exponent is not rational")
-        syms.append(sympy.Symbol(f"E{i}", positive=True))
-        exps.append(Fraction(int(q.p), int(q.q)))
-    e = expr.xreplace(dict(zip(atoms, syms)))
+    syms = table.symbols
     alpha = (e - sympy.Rational(base.numerator, base.denominator)) / sympy.Rational(slope.numerator, slope.denominator)
     odds = sympy.cancel(sympy.together(alpha / (1 - alpha)))
     num, den = sympy.fraction(odds)
-    logit = Fraction(0)
     coeff = Fraction(1)
     for part, sign in ((num, 1), (den, -1)):
         poly = sympy.Poly(part, *syms) if syms else sympy.Poly(part, sympy.Symbol("_c"))
         if len(poly.terms()) != 1:
             raise OracleInconsistent(f"{what}: the odds α/(1−α) = {odds} are not a single exponential")
-        monom, c = poly.terms()[0]
+        _, c = poly.terms()[0]
         if not isinstance(c, sympy.Rational):
             raise OracleInconsistent(f"{what}: the odds α/(1−α) = {odds} are not a rational multiple of an exponential")
         c = Fraction(int(c.p), int(c.q))
         coeff = coeff * c if sign > 0 else coeff / c
-        if syms:
-            logit += sign * sum((n * q for n, q in zip(monom, exps)), Fraction(0))
     if coeff <= 0:
         raise OracleInconsistent(f"{what}: the answer implies a softmax weight outside (0, 1) (odds {odds})")
     if coeff != 1:
@@ -99,4 +95,5 @@ def symbolic_logit(expr, base: Fraction, slope: Fraction, *, what: str = "logit"
             f"{what}: the odds α/(1−α) = {odds} have the coefficient {coeff}, so the logit log({coeff}) + ... "
             "is not rational"
         )
-    return logit
+    logit = table.exponent_of(odds)  # the odds are the monomial e^{logit}
+    return Fraction(int(logit.p), int(logit.q))

@@ -1,5 +1,11 @@
-"""Learners: one module per algorithm family."""
+"""Learners: one module per algorithm family, each registered in :mod:`exact.registry`.
 
+Importing this package registers every built-in learner.  A learner module needs
+only a ``learn_*`` function built on :class:`~exact.learn.driver.Run` and one
+:func:`~exact.registry.register` call; see ``docs/adding-a-learner.md``.
+"""
+
+from .driver import DEFAULT_CHECKS, Run, check_sequences
 from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
 from .result import LearnResult
@@ -7,6 +13,9 @@ from .single_head import ProbePlan, learn_single_head, single_head_query_count
 
 __all__ = [
     "LearnResult",
+    "Run",
+    "DEFAULT_CHECKS",
+    "check_sequences",
     "ProbePlan",
     "learn_single_head",
     "single_head_query_count",

@@ -1,30 +1,14 @@
-"""Steps shared by the learners: timed queries and reading ``v`` from one-token queries."""
+"""Steps shared by the single-head learners: reading ``v`` from one-token queries."""
 
 from __future__ import annotations
-
-import time
 
 from ..errors import NotIdentifiable
 from ..sequences import Sequence
 
-__all__ = ["Asker", "read_v"]
+__all__ = ["read_v"]
 
 
-class Asker:
-    """Asks an oracle batches of queries and adds up the time spent inside it."""
-
-    def __init__(self, oracle):
-        self.oracle = oracle
-        self.seconds = 0.0
-
-    def __call__(self, seqs) -> list:
-        t = time.perf_counter()
-        answers = self.oracle.query_batch(seqs)
-        self.seconds += time.perf_counter() - t
-        return answers
-
-
-def read_v(ask: Asker, arith, d: int):
+def read_v(run):
     """``v_i = f([e_i])`` from ``d`` one-token queries; returns ``(v, v_err)``.
 
     Raises
@@ -33,12 +17,13 @@ def read_v(ask: Asker, arith, d: int):
         If ``v = 0`` (exactly, or within the oracle's accuracy): then no query
         depends on ``W``.
     """
-    answers = ask([Sequence.basis(d, i) for i in range(d)])
+    d = run.d
+    answers = run.ask([Sequence.basis(d, i) for i in range(d)])
     names = [f"v[{i}]" for i in range(d)]
-    v = arith.values(answers, names)
-    v_err = arith.value_errors(names)
+    v = run.arith.values(answers, names)
+    v_err = run.arith.value_errors(names)
     if all(abs(x) <= e for x, e in zip(v, v_err)):
-        if arith.exact:
+        if run.arith.exact:
             raise NotIdentifiable("v = 0: then f(X) = 0 for every X, so W has no effect and cannot be identified")
         raise NotIdentifiable(
             f"v is zero within the oracle's accuracy (max |v_i| = {max(map(abs, v)):.3g}): then f does not "

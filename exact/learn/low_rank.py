@@ -28,36 +28,41 @@ stops growing; the one extra column costs ``d − r`` queries net (its ``r`` row
 products are known), so the count is ``2rd − r² + 2d − r``, and ``d² + d`` at
 ``r = d``.
 
-The rank is an assumption when given: if ``rank(W) > r`` the queries are consistent
-with a rank-``r`` matrix and cannot reveal it (no learner with this count can); the
-certificate records the bound (``conditions={"max_rank": r}``) and rejects models
-above it.  A smaller true rank is found and reported (``details["rank"]``), with
-fewer queries.  Exactness also needs the sketch to be generic, which fails with
-probability below ``r·2^-20`` over the random seed; the seed is fresh for every call
-unless given, so no ``W`` can be chosen against it.
+The rank is an assumption when given: if ``rank(W) > r`` the learner's own queries
+are consistent with a rank-``r`` matrix and cannot reveal it (no learner with this
+count can).  So, by default, two **verification queries** follow (random sequences of
+length 3 and 4 with fresh randomness, decided exactly): a head of larger rank, or a
+black box that is not a single head, fails them with probability 1 and raises
+:class:`~exact.errors.OracleInconsistent`.  They are reported apart from the learner's
+count.  With ``checks=0`` the result is exact "among heads of rank ≤ r" (and "among
+single heads"), and says so.  A smaller true rank is found and reported
+(``details["rank"]``), with fewer queries.  Exactness also needs the sketch to be
+generic, which fails with probability below ``r·2^-20`` over the random seed; the
+seed is fresh for every call unless given, and it is recorded in the certificate
+(``conditions["sketch_seed"]``) so that ``certify`` rebuilds the probe set from the
+certified model and compares it with the transcript.
 """
-
 from __future__ import annotations
 
 import secrets
-import time
 from fractions import Fraction
 
 import numpy as np
-from flint import fmpq_mat
 
-from ..arith import Measurement, get_arithmetic
-from ..canonical import canonical_factors, from_fmpq_mat, pivot_columns
-from ..certify import make_certificate
-from ..errors import CertificateInvalid, ShapeError
+from .. import registry
+from ..arith import Measurement
+from ..canonical import canonical_factors
+from ..errors import InvalidArgument, ShapeError
+from ..linalg import QMatrix
 from ..models import SingleHead
-from ..numbers import format_rational, to_fmpq, to_fraction
+from ..numbers import format_rational, to_fraction
 from ..sequences import Sequence
-from ._common import Asker, read_v
+from ._common import read_v
+from .driver import DEFAULT_CHECKS, Run
 from .result import LearnResult
 from .single_head import ProbePlan
 
-__all__ = ["learn_low_rank", "low_rank_query_count", "SKETCH_BITS"]
+__all__ = ["learn_low_rank", "low_rank_query_count", "SKETCH_BITS", "SPEC"]
 
 #: Sketch entries are ``n / 2^SKETCH_BITS`` with ``|n| <= 2^SKETCH_BITS``.
 SKETCH_BITS = 20
@@ -72,7 +77,7 @@ def low_rank_query_count(d: int, r: int, *, rank_known: bool = True) -> int:
     True
     """
     if not 0 <= r <= d:
-        raise ValueError(f"rank: expected 0 <= r <= d = {d}, got {r}")
+        raise InvalidArgument(f"rank: expected 0 <= r <= d = {d}, got {r}")
     return 2 * r * d - r * r + d + (0 if rank_known else d - r)
 
 
@@ -84,6 +89,88 @@ def _sketch(rng: np.random.Generator, d: int) -> list[Fraction]:
             return b
 
 
+def _basis(d: int, j: int) -> list[Fraction]:
+    e = [Fraction(0)] * d
+    e[j] = Fraction(1)
+    return e
+
+
+def _pairs(a: dict) -> tuple:
+    return tuple((j, Fraction(a[j])) for j in sorted(a) if a[j])
+
+
+def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
+    """The queries ``[b + u_k; b]`` for ``(k, b)`` pairs (each distinct ``b`` built once)."""
+    d = plan.d
+    token: dict = {}
+    out = []
+    for k, b in pairs:
+        key = tuple(b)
+        if key not in token:
+            token[key] = _pairs(dict(enumerate(b)))
+        row = token[key]
+        a = dict(row)
+        a[k] = a.get(k, 0) + 1
+        if plan.shifts[k]:
+            a[plan.pivot] = a.get(plan.pivot, 0) + plan.shifts[k]
+        out.append(Sequence._exact(d, (_pairs(a), row)))
+    return out
+
+
+class _Design:
+    """The probe design shared by the learner and its certificate check.
+
+    ``measure(columns)`` returns ``T = U W B`` for new sketch columns (the learner
+    asks the oracle; the certificate check computes it from the certified model);
+    everything else — the sketch, the rows ``K``, the columns ``J`` — follows from
+    the seed and ``T``, exactly as the learner chose them.
+    """
+
+    def __init__(self, plan: ProbePlan, seed: int, rank: int | None, measure, require=None):
+        d = plan.d
+        rng = np.random.default_rng(seed)
+        B_cols: list = []
+        T_cols: list = []
+        if rank is not None:
+            B_cols = [_sketch(rng, d) for _ in range(rank)]
+            T_cols = measure(B_cols) if rank else []
+        else:
+            while len(B_cols) < d:
+                if require is not None:
+                    require(d, "one more sketch column")
+                B_cols.append(_sketch(rng, d))
+                T_cols += measure(B_cols[-1:])
+                if QMatrix.from_columns(T_cols).rank() < len(T_cols):  # the new column added nothing
+                    break
+        self.plan, self.B_cols = plan, B_cols
+        self.T = QMatrix.from_columns(T_cols, nrows=d)  # d × c
+        self.rank = self.T.rank()
+        self.P = self.K = self.J = self.Jc = []
+        if self.rank:
+            self.P = self.T.pivot_columns()  # independent columns of T (and of Y = U⁻¹T)
+            self.K = self.T.submatrix(range(d), self.P).T.pivot_columns()  # rows with T[K, P] invertible
+            self.B = QMatrix.from_columns(B_cols)  # d × c
+            self.J = self.B.T.pivot_columns()  # rows with B[J, :] invertible
+            if len(self.J) < len(B_cols):  # pragma: no cover - probability ~ 2^-20 per column
+                raise InvalidArgument(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
+            self.Jc = [j for j in range(d) if j not in self.J]
+
+    def row_pairs(self) -> list:
+        d = self.plan.d
+        return [(k, _basis(d, j)) for k in self.K for j in self.Jc]
+
+    def column_pairs(self, cols) -> list:
+        return [(k, b) for b in cols for k in range(self.plan.d)]
+
+
+def _unit_triangular(plan: ProbePlan) -> QMatrix:
+    U = QMatrix.identity(plan.d)
+    for k in range(plan.d):
+        if plan.shifts[k]:
+            U.set(k, plan.pivot, plan.shifts[k])
+    return U
+
+
 def learn_low_rank(
     oracle,
     *,
@@ -93,6 +180,8 @@ def learn_low_rank(
     prec: int = 64,
     max_prec: int = 1 << 23,
     certify: bool = True,
+    checks: int = DEFAULT_CHECKS,
+    check_seed: int | None = None,
 ) -> LearnResult:
     """Learn a head with ``rank(W) <= r`` exactly from ``2rd − r² + d`` queries.
 
@@ -108,9 +197,13 @@ def learn_low_rank(
     seed : int or None
         Seed of the generic column sketches.  ``None`` (the default) draws a fresh
         seed, so no fixed public sketch can be targeted by an adversarial ``W``; the
-        seed used is in ``details["seed"]`` for replay.
+        seed used is in ``details["seed"]`` and in the certificate.
     prec, max_prec, certify
         As in :func:`~exact.learn.learn_single_head`.
+    checks, check_seed
+        Verification queries (default 2, fresh randomness) that catch a rank above
+        the bound or an oracle that is not a single head; with ``checks=0`` the
+        result is exact only "among heads of rank ≤ r".
 
     Returns
     -------
@@ -122,9 +215,13 @@ def learn_low_rank(
 
     Raises
     ------
-    ValueError
-        For ``mode="float"`` or an approximate oracle: the sketch learner is exact.  Use :func:`learn_low_rank_cs` or :func:`learn_single_head` instead.
-    NotIdentifiable, PrecisionInsufficient, OracleInconsistent, QueryBudgetExceeded
+    InvalidArgument
+        For ``mode="float"`` or an approximate oracle: the sketch learner is exact.  Use
+        :func:`learn_low_rank_cs` or :func:`learn_single_head` instead.
+    OracleInconsistent
+        If a verification query shows that ``rank(W)`` exceeds the bound, or that the
+        oracle is not a single head.
+    NotIdentifiable, PrecisionInsufficient, QueryBudgetExceeded
         As in :func:`~exact.learn.learn_single_head`.
 
     Examples
@@ -136,130 +233,84 @@ def learn_low_rank(
     >>> result = learn_low_rank(oracle, rank=2)
     >>> result.model == truth, result.queries == low_rank_query_count(6, 2) == 2*2*6 - 2*2 + 6
     (True, True)
-    >>> result.details["rank"], len(result.details["factors"]["Q"])
-    (2, 2)
+    >>> result.details["rank"], len(result.details["factors"]["Q"]), result.verification_queries
+    (2, 2, 2)
     """
-    t_start = time.perf_counter()
     d = oracle.d
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= d):
         raise ShapeError(f"rank: expected an integer 0 <= r <= d = {d} or None, got {rank!r}")
     if mode == "float" or not oracle.exact:
-        raise ValueError(
+        raise InvalidArgument(
             "learn_low_rank is exact and needs an exact oracle with mode='certified' or 'symbolic'; "
             "for float or approximate oracles use learn_low_rank_cs, or learn_single_head with a grid"
         )
-    arith = get_arithmetic(mode, oracle, prec=prec, max_prec=max_prec)
-    # With r known the whole count is checked up front; otherwise step by step.
-    oracle.require(low_rank_query_count(d, rank) if rank is not None else d, what=f"learn_low_rank (d={d}, r={rank})")
-    start = oracle.count
-    ask = Asker(oracle)
     if seed is None:
         seed = secrets.randbits(63)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
-    rng = np.random.default_rng(seed)
+        raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
+    # With r known the whole count is checked up front; otherwise step by step.
+    run = Run(
+        SPEC, oracle, mode=mode, prec=prec, max_prec=max_prec,
+        queries=low_rank_query_count(d, rank) if rank is not None else d,
+        certify=certify, checks=checks, check_seed=check_seed,
+    )
 
     # Step 1: v and the probes.
-    v, _ = read_v(ask, arith, d)
+    v, _ = read_v(run)
     plan = ProbePlan.choose(v)
-    U = fmpq_mat(d, d, [0] * (d * d))
-    for k in range(d):
-        U[k, k] = 1
-        if plan.shifts[k]:
-            U[k, plan.pivot] = plan.shifts[k]
-    U_inv = U.inv()
-    vq = [to_fmpq(x) for x in v]
-    slope = [vq[k] + plan.shifts[k] * vq[plan.pivot] for k in range(d)]
+    slopes = [v[k] + plan.shifts[k] * v[plan.pivot] for k in range(d)]
 
-    slope_q = [to_fraction(s) for s in slope]
-
-    def measure(pairs, what):
+    def measure(pairs, what: str) -> list:
         """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
-        seqs, meas = [], []
-        token: dict = {}  # per distinct b: its sparse row and vᵀb, computed once
+        answers = run.ask(_probes(plan, pairs))
+        meas = []
+        base_of: dict = {}
         for k, b in pairs:
             key = tuple(b)
-            if key not in token:
-                token[key] = (_pairs(dict(enumerate(b))), sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
-            row, base = token[key]
-            a = dict(row)
-            a[k] = a.get(k, 0) + 1
-            if plan.shifts[k]:
-                a[plan.pivot] = a.get(plan.pivot, 0) + plan.shifts[k]
-            seqs.append(Sequence._exact(d, (_pairs(a), row)))
-            meas.append(Measurement(base, slope_q[k]))
-        answers = ask(seqs)
+            if key not in base_of:
+                base_of[key] = sum((x * y for x, y in zip(v, b) if y), Fraction(0))
+            meas.append(Measurement(base_of[key], slopes[k]))
         names = [f"{what} #{i}" for i in range(len(pairs))]
-        return arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
+        return run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
 
-    # Step 2: the column sketch, T = U W B (grown one column at a time if r is unknown).
-    B_cols, T_cols = [], []
-    if rank is not None:
-        B_cols = [_sketch(rng, d) for _ in range(rank)]
-        flat = measure([(k, b) for b in B_cols for k in range(d)], "column sketch")
-        T_cols = [flat[i * d : (i + 1) * d] for i in range(rank)]
-    else:
-        while len(B_cols) < d:
-            oracle.require(d, what="learn_low_rank (one more sketch column)")
-            B_cols.append(_sketch(rng, d))
-            T_cols.append(measure([(k, B_cols[-1]) for k in range(d)], f"column {len(B_cols) - 1}"))
-            if _mat(T_cols).rank() < len(T_cols):  # the new column added nothing: rank found
-                break
-    c = len(B_cols)
-    T = _mat(T_cols) if c else fmpq_mat(d, 0, [])  # d × c
-    r_eff = T.rank() if c else 0
+    def measure_columns(cols) -> list:
+        flat = measure([(k, b) for b in cols for k in range(d)], "column sketch")
+        return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
+
+    # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
+    design = _Design(plan, seed, rank, measure_columns, require=lambda n, what: run.require(n, f"learn_low_rank ({what})"))
+    r_eff, K, J, Jc, c = design.rank, design.K, design.J, design.Jc, len(design.B_cols)
     if rank is None:
-        oracle.require(r_eff * (d - c), what="learn_low_rank (row sketch)")
+        run.require(r_eff * (d - c), "learn_low_rank (row sketch)")
 
-    # Step 3: rows K and columns P with T[K, P] invertible; known products Z B = T[K, :].
-    Z = fmpq_mat(r_eff, d, [0] * (r_eff * d))
-    P = K = []
+    # Step 3: rows K; only the row entries not implied by Z B = T[K, :] are measured.
     if r_eff:
-        P = pivot_columns(T)  # independent columns of T (and of Y = U⁻¹T)
-        K = pivot_columns(_submatrix(T, range(d), P).transpose())  # rows with T[K, P] invertible
-        Bm = _mat(B_cols)  # d × c
-        J = pivot_columns(Bm.transpose())  # rows with B[J, :] invertible
-        if len(J) < c:  # pragma: no cover - probability ~ 2^-20 per column
-            raise ValueError(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
-        Jc = [j for j in range(d) if j not in J]
-        meas_rows = measure([(k, _basis(d, j)) for k in K for j in Jc], "row")
+        meas_rows = measure(design.row_pairs(), "row")
+        Z = QMatrix.zeros(r_eff, d)
         for i in range(r_eff):
             for jj, j in enumerate(Jc):
-                Z[i, j] = to_fmpq(meas_rows[i * len(Jc) + jj])
+                Z.set(i, j, meas_rows[i * len(Jc) + jj])
         # Z[:, J] = (T[K, :] − Z[:, Jc] B[Jc, :]) · B[J, :]⁻¹
-        rhs = _submatrix(T, K, range(c)) - _submatrix(Z, range(r_eff), Jc) * _submatrix(Bm, Jc, range(c))
-        ZJ = rhs * _submatrix(Bm, J, range(c)).inv()
+        T, Bm = design.T, design.B
+        rhs = T.submatrix(K, range(c)) - Z.submatrix(range(r_eff), Jc) @ Bm.submatrix(Jc, range(c))
+        ZJ = rhs @ Bm.submatrix(J, range(c)).inv()
         for i in range(r_eff):
             for jj, j in enumerate(J):
-                Z[i, j] = ZJ[i, jj]
-
-    # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
-    if r_eff:
-        Y = U_inv * _submatrix(T, range(d), P)
-        W = Y * _submatrix(T, K, P).inv() * Z
+                Z.set(i, j, ZJ.entry(i, jj))
+        # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
+        Y = _unit_triangular(plan).inv() @ T.submatrix(range(d), design.P)
+        W = (Y @ T.submatrix(K, design.P).inv() @ Z).rows()
     else:
-        W = fmpq_mat(d, d, [0] * (d * d))
-    model = SingleHead(from_fmpq_mat(W), [to_fraction(x) for x in v])
+        W = tuple(tuple(Fraction(0) for _ in range(d)) for _ in range(d))
+    model = SingleHead(W, [to_fraction(x) for x in v])
 
-    transcript = oracle.transcript[start:]
-    certificate = make_certificate(model, transcript, learner="low_rank", conditions={"max_rank": rank if rank is not None else r_eff})
-    t = time.perf_counter()
-    if certify:
-        report = certificate.check()
-        if not report.holds:  # pragma: no cover - would be a bug in the arithmetic
-            raise CertificateInvalid(f"learn_low_rank: internal error, {report.message}")
-    t_cert = time.perf_counter() - t
-    total = time.perf_counter() - t_start
+    conditions = {"sketch_seed": seed}
+    if rank is not None:
+        conditions["rank"] = rank
     Kf, Qf = canonical_factors(model.W)
-    return LearnResult(
-        model=model,
-        mode=arith.name,
-        exact=True,
-        queries=oracle.count - start,
-        max_length=max(q.X.length for q in transcript),
-        certificate=certificate,
-        precision=arith.precision,
-        seconds={"query": ask.seconds, "certify": t_cert, "total": total, "solve": total - ask.seconds - t_cert},
+    return run.finish(
+        model,
+        conditions=conditions,
         details={
             "seed": seed,
             "rank": r_eff,
@@ -275,23 +326,70 @@ def learn_low_rank(
     )
 
 
-def _pairs(a: dict) -> tuple:
-    return tuple((j, Fraction(a[j])) for j in sorted(a) if a[j])
+def _check_certificate(model, transcript, conditions) -> str | None:
+    """Rebuild the learner's probe set from the certified model, its rank bound and the sketch seed."""
+    d = model.d
+    if not any(model.v):
+        return "v = 0, so no query depends on W: the transcript cannot identify it"
+    seed = conditions.get("sketch_seed")
+    if seed is None:
+        return "a low-rank certificate must record its sketch seed (conditions sketch_seed)"
+    rank = conditions.get("rank")
+    if rank is not None and rank > d:
+        return f"the rank bound r = {rank} exceeds d = {d}"
+    if rank is not None and model.rank > rank:
+        return f"the model has rank {model.rank}, above the assumed bound r = {rank}"
+    plan = ProbePlan.choose(model.v)
+    UW = _unit_triangular(plan) @ QMatrix.from_rows(model.W)
+    seqs = [Sequence.basis(d, i) for i in range(d)]
+
+    def measure(cols):
+        seqs.extend(_probes(plan, [(k, b) for b in cols for k in range(d)]))
+        T = UW @ QMatrix.from_columns(cols)
+        return [T.column(j) for j in range(len(cols))]
+
+    design = _Design(plan, seed, rank, measure)
+    seqs.extend(_probes(plan, design.row_pairs()))
+    if [q.X for q in transcript] != seqs:
+        return (
+            "the transcript is not the low-rank learner's probe set for this model, rank bound and sketch seed, "
+            "so it need not identify the model"
+        )
+    return None
 
 
-def _basis(d: int, j: int) -> list[Fraction]:
-    e = [Fraction(0)] * d
-    e[j] = Fraction(1)
-    return e
+def _seed_ok(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64
 
 
-def _mat(cols) -> fmpq_mat:
-    """The ``d × c`` matrix whose columns are ``cols``."""
-    d, c = len(cols[0]), len(cols)
-    return fmpq_mat(d, c, [to_fmpq(cols[j][i]) for i in range(d) for j in range(c)])
+def _scope(conditions) -> str:
+    r = conditions.get("rank")
+    return "among single heads" + (f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)")
 
 
-def _submatrix(M: fmpq_mat, rows, cols) -> fmpq_mat:
-    rows, cols = list(rows), list(cols)
-    return fmpq_mat(len(rows), len(cols), [M[i, j] for i in rows for j in cols])
+def _unchecked(conditions) -> tuple:
+    r = conditions.get("rank")
+    return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ())
 
+
+SPEC = registry.register(
+    registry.LearnerSpec(
+        name="low-rank",
+        summary="exact sketch learner for rank(W) <= r: 2rd − r² + d queries (the manifold dimension plus d)",
+        model_kind="single-head",
+        modes=("certified", "symbolic"),
+        learn=learn_low_rank,
+        query_count=lambda d, rank=None, **conditions: low_rank_query_count(d, rank),
+        count_formula="2rd − r² + d",
+        conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok},
+        check_certificate=_check_certificate,
+        scope=_scope,
+        unchecked=_unchecked,
+        options=(
+            registry.Option("rank", "int", "the rank bound r (omit to find it by exact rank tests)", minimum=0),
+            registry.Option("seed", "int", "seed of the sketch (default: fresh, reported)", minimum=0),
+        ),
+        command="low-rank",
+        method="sketch",
+    )
+)

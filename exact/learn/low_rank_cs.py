@@ -22,14 +22,16 @@ from fractions import Fraction
 
 import numpy as np
 
+from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
-from ..errors import ShapeError
+from ..errors import InvalidArgument, MissingDependency, ShapeError, SolverFailed
 from ..models import SingleHead
 from ..sequences import Sequence
-from ._common import Asker, read_v
+from ._common import read_v
+from .driver import Run
 from .result import LearnResult
 
-__all__ = ["learn_low_rank_cs", "cs_measurements", "DEFAULT_C"]
+__all__ = ["learn_low_rank_cs", "cs_measurements", "DEFAULT_C", "SPEC"]
 
 #: The default ``C`` in ``m = ceil(C·2rd)``: the smallest value at which recovery
 #: (relative error ≤ 1e-6) succeeded in at least 95% of 20 trials for every shape
@@ -52,9 +54,7 @@ def _solve_nuclear(A: np.ndarray, B: np.ndarray, t: np.ndarray, solver: str | No
     try:
         import cvxpy as cp
     except ImportError:  # pragma: no cover - exercised only without the extra
-        raise ImportError(
-            "learn_low_rank_cs needs cvxpy: pip install 'exact-attention[cs]'"
-        ) from None
+        raise MissingDependency("learn_low_rank_cs needs cvxpy: pip install 'exact-attention[cs]'") from None
     d = A.shape[1]
     X = cp.Variable((d, d))
     constraints = [cp.sum(cp.multiply(A @ X, B), axis=1) == t]
@@ -65,7 +65,7 @@ def _solve_nuclear(A: np.ndarray, B: np.ndarray, t: np.ndarray, solver: str | No
         warnings.simplefilter("ignore", UserWarning)
         problem.solve(solver=solver)
     if X.value is None:
-        raise ArithmeticError(f"learn_low_rank_cs: the solver returned no solution (status {problem.status})")
+        raise SolverFailed(f"learn_low_rank_cs: the solver returned no solution (status {problem.status})")
     return X.value, problem.status, solver or "default"
 
 
@@ -115,27 +115,26 @@ def learn_low_rank_cs(
     >>> result.queries == 6 + cs_measurements(6, 1)  # doctest: +SKIP
     True
     """
-    t_start = time.perf_counter()
     d = oracle.d
     if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= d:
         raise ShapeError(f"rank: expected an integer 1 <= r <= d = {d}, got {rank!r}")
     if m is None:
         if isinstance(C, bool) or not isinstance(C, numbers.Real) or not (math.isfinite(float(C)) and C > 0):
-            raise ValueError(f"C: expected a positive finite constant, got {C!r}")
+            raise InvalidArgument(f"C: expected a positive finite constant, got {C!r}")
         C = float(C)
         m = cs_measurements(d, rank, C)
     if not isinstance(m, int) or isinstance(m, bool) or m < 1:
-        raise ValueError(f"m: expected a positive number of projections, got {m!r}")
-    oracle.require(d + m, what=f"learn_low_rank_cs (d + m = {d} + {m})")
-    arith = CertifiedArithmetic(oracle) if oracle.exact else FloatArithmetic(oracle)
-    ask = Asker(oracle)
-    start = oracle.count
-
-    v, _ = read_v(ask, arith, d)
-    rng = np.random.default_rng(seed)
-    scale = float(probe_scale)
+        raise InvalidArgument(f"m: expected a positive number of projections, got {m!r}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise InvalidArgument(f"seed: expected a non-negative integer, got {seed!r}")
+    scale = float(probe_scale) if isinstance(probe_scale, numbers.Real) and not isinstance(probe_scale, bool) else -1.0
     if not (math.isfinite(scale) and scale > 0):
-        raise ValueError(f"probe_scale: expected a positive finite scale, got {probe_scale!r}")
+        raise InvalidArgument(f"probe_scale: expected a positive finite scale, got {probe_scale!r}")
+    arith = CertifiedArithmetic(oracle) if oracle.exact else FloatArithmetic(oracle)
+    run = Run(SPEC, oracle, arithmetic=arith, queries=d + m, checks=0)
+
+    v, _ = read_v(run)
+    rng = np.random.default_rng(seed)
     A = rng.standard_normal((m, d)) * scale
     B = rng.standard_normal((m, d)) * scale
     seqs, meas, probes = [], [], []
@@ -150,7 +149,7 @@ def learn_low_rank_cs(
         base = sum((Fraction(vi) * x for vi, x in zip(v, bq)), Fraction(0))
         slope = sum((Fraction(vi) * x for vi, x in zip(v, aq)), Fraction(0))
         meas.append(Measurement(base, slope))
-    answers = ask(seqs)
+    answers = run.ask(seqs)
     t = np.array(arith.approximate_logits(answers, meas))
 
     t_solve = time.perf_counter()
@@ -159,21 +158,38 @@ def learn_low_rank_cs(
     solve_seconds = time.perf_counter() - t_solve
     residual = float(np.max(np.abs(np.einsum("md,de,me->m", A, W, B) - t)))
     model = SingleHead(W, [Fraction(x) for x in v])
-    total = time.perf_counter() - t_start
-    transcript = oracle.transcript[start:]
-    return LearnResult(
-        model=model,
+    return run.finish(
+        model,
+        approximate=True,
         mode="cs",
-        exact=False,
-        queries=oracle.count - start,
-        max_length=max(q.X.length for q in transcript),
-        certificate=None,
-        error_estimate=None,
-        precision=arith.precision,
-        seconds={"query": ask.seconds, "solve": solve_seconds, "total": total},
-        details={"m": m, "C": m / (2 * rank * d), "solver": used, "status": status, "residual": residual},
+        details={
+            "m": m, "C": m / (2 * rank * d), "solver": used, "status": status, "residual": residual,
+            "solver_seconds": solve_seconds,
+        },
     )
 
 
 def _nonzero(x: list[Fraction]) -> tuple:
     return tuple((j, q) for j, q in enumerate(x) if q)
+
+
+SPEC = registry.register(
+    registry.LearnerSpec(
+        name="low-rank-cs",
+        summary="Theorem 5.1 [BSHK26]: nuclear-norm recovery from m = C·2rd Gaussian rank-one projections (approximate)",
+        model_kind="single-head",
+        modes=("certified", "float"),
+        learn=learn_low_rank_cs,
+        query_count=lambda d, rank=1, m=None, C=DEFAULT_C, **conditions: d + (m or cs_measurements(d, rank, C)),
+        count_formula="d + m",
+        exact=False,
+        options=(
+            registry.Option("rank", "int", "the rank bound r (sets m = ceil(C·2rd))", minimum=1),
+            registry.Option("m", "int", "number of projections (overrides --C)", minimum=1),
+            registry.Option("C", "float", "the constant in m = ceil(C·2rd)", default=DEFAULT_C),
+            registry.Option("seed", "int", "seed of the Gaussian probes", default=0, minimum=0),
+        ),
+        command="low-rank",
+        method="cs",
+    )
+)

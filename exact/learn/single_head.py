@@ -26,24 +26,28 @@ arXiv 2601.16873 (ICML 2026), Theorem 4.1.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from fractions import Fraction
 
-from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement, get_arithmetic
-from ..certify import failed_entries, make_certificate
-from ..errors import CertificateInvalid, OracleInconsistent
+from .. import registry
+from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
+from ..errors import CertificateInvalid, InvalidArgument
 from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
 from ..sequences import Sequence
-from ._common import Asker, read_v
+from ._common import read_v
+from .driver import DEFAULT_CHECKS, Run
 from .result import LearnResult
 
-__all__ = ["learn_single_head", "single_head_query_count", "ProbePlan"]
+__all__ = ["learn_single_head", "single_head_query_count", "ProbePlan", "SPEC"]
 
 
 def single_head_query_count(d: int) -> int:
-    """The exact query count of :func:`learn_single_head`: ``d² + d``."""
+    """The exact query count of :func:`learn_single_head`: ``d² + d``.
+
+    >>> single_head_query_count(64)
+    4160
+    """
     return d * d + d
 
 
@@ -137,14 +141,16 @@ def _float_scale(w_bound) -> Fraction:
     """The largest power of two ``β`` with ``2·β²·w_bound <= 1`` (so logits stay in ±1)."""
     bound = to_fraction(w_bound, name="w_bound")
     if bound <= 0:
-        raise ValueError(f"w_bound: expected a positive bound on |W_ij|, got {w_bound!r}")
+        raise InvalidArgument(f"w_bound: expected a positive bound on |W_ij|, got {w_bound!r}")
     e = max(0, (floor_log2(2 * bound) + 1) // 2)  # exact: no float overflow for huge or tiny bounds
     while e > 0 and 2 * bound <= Fraction(4) ** (e - 1):
         e -= 1
     while 2 * bound > Fraction(4) ** e:
         e += 1
     if e > 500:  # β² = 4^-e would underflow float64
-        raise ValueError(f"w_bound: about 2^{floor_log2(bound)} is too large for float-mode probes; use mode='certified'")
+        raise InvalidArgument(
+            f"w_bound: about 2^{floor_log2(bound)} is too large for float-mode probes; use mode='certified'"
+        )
     return Fraction(1, 2**e)
 
 
@@ -157,6 +163,8 @@ def learn_single_head(
     prec: int = 64,
     max_prec: int = 1 << 23,
     certify: bool = True,
+    checks: int = DEFAULT_CHECKS,
+    check_seed: int | None = None,
 ) -> LearnResult:
     """Learn ``W`` and ``v`` of a single softmax head with exactly ``d² + d`` queries.
 
@@ -182,7 +190,17 @@ def learn_single_head(
         Certified mode: starting and largest working precision in bits.  A logit
         ``L`` needs about ``|L|/ln 2`` bits.
     certify : bool
-        Replay the whole transcript against the result (exact modes).
+        Replay the whole transcript against the result (exact modes).  On a grid
+        the replay is what confirms the identification, so without it the result
+        is not labelled exact.
+    checks : int
+        Verification queries after learning (default 2): random sequences of length
+        3 and 4, decided exactly, that catch an oracle which is not a single head
+        (some multi-head models agree with a single head on every input of length
+        ≤ 2).  They are counted in ``verification_queries``, not in ``queries``.
+        With ``checks=0`` the result is exact "among single heads".
+    check_seed : int or None
+        Seed of the verification queries; ``None`` draws a fresh one.
 
     Returns
     -------
@@ -197,9 +215,10 @@ def learn_single_head(
         If the answers cannot certify the result within ``max_prec`` or the
         oracle's declared accuracy; never returns a guess as exact.
     OracleInconsistent
-        If the answers cannot come from a single softmax head.
+        If the answers cannot come from a single softmax head (a verification query
+        is not reproduced, or an answer is out of range).
     QueryBudgetExceeded
-        Before the first query, if ``d² + d`` queries do not fit the budget.
+        Before the first query, if ``d² + d`` queries plus the checks do not fit the budget.
 
     Examples
     --------
@@ -208,85 +227,78 @@ def learn_single_head(
     >>> truth = SingleHead([[1, "-2/3"], [0, 5]], ["1/2", 0])
     >>> oracle = ExactOracle(truth)
     >>> result = learn_single_head(oracle)
-    >>> result.model == truth, result.queries, result.certificate.check().holds
-    (True, 6, True)
+    >>> result.model == truth, result.queries, result.verification_queries, result.certificate.check().holds
+    (True, 6, 2, True)
     """
-    t_start = time.perf_counter()
     d = oracle.d
-    arith = get_arithmetic(mode, oracle, grid=grid, prec=prec, max_prec=max_prec)
-    oracle.require(single_head_query_count(d), what=f"learn_single_head (d={d}, d²+d)")
-    start_count = oracle.count
-    timings = {}
-    ask = Asker(oracle)
+    run = Run(
+        SPEC, oracle, mode=mode, grid=grid, prec=prec, max_prec=max_prec, queries=single_head_query_count(d),
+        certify=certify, checks=checks, check_seed=check_seed,
+    )
+    arith = run.arith
 
     # Step 1: v from one-token queries.
-    v, v_err = read_v(ask, arith, d)
+    v, v_err = read_v(run)
 
     # Step 2: probes, chosen from v alone.
     beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
     plan = ProbePlan.choose(v, beta=beta, gamma=beta)
 
     # Step 3: the d² logit measurements.
-    ans_t = ask(plan.sequences())
+    answers = run.ask(plan.sequences())
     meas = plan.measurements(v, v_err)
     names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
-    kwargs = {}
-    transcript = oracle.transcript[start_count:]
+    transcript = run.transcript
     v_exact = [to_fraction(x) for x in v]
 
     def build(flat) -> SingleHead:
         return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact)
 
-    replayed = {}  # the model whose full replay reproduced every answer, if any
-
     def confirm(flat, pending):
         # Candidates are confirmed by the certificate itself: replay every answer
         # exactly against the candidate model; rejected measurements are refined.
-        t = time.perf_counter()
-        model = build(flat)
-        bad = failed_entries(model, transcript)
-        timings["certify"] += time.perf_counter() - t
+        bad = run.replay(build(flat), transcript)
         if any(i < d for i in bad):  # pragma: no cover - v was confirmed exactly in step 1
             raise CertificateInvalid("learn_single_head: internal error, a confirmed v_i is not reproduced")
-        if not bad:
-            replayed["model"] = model
         return [i - d for i in bad]
 
-    timings["certify"] = 0.0
+    kwargs = {}
     if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
         kwargs["confirm"] = confirm
-    flat = arith.combine(ans_t, meas, plan.combos(), names, **kwargs)
-    model = build(flat)
-
-    certificate = None
-    t = time.perf_counter()
-    if arith.exact:
-        certificate = make_certificate(
-            model, transcript, accuracy=oracle.accuracy, rtol=oracle.rtol, learner="single_head"
-        )
-        if certify and replayed.get("model") != model:
-            report = certificate.check()
-            if not report.holds and arith.grid is not None:
-                raise OracleInconsistent(
-                    f"the parameters identified on grid {arith.grid.name} do not reproduce the oracle's answers: "
-                    f"the true parameters are not on that grid ({report.message})"
-                )
-            if not report.holds:  # pragma: no cover - would be a bug in an arithmetic
-                raise CertificateInvalid(f"learn_single_head: internal error, {report.message}")
-    timings["certify"] += time.perf_counter() - t
-    timings["query"] = ask.seconds
-    timings["total"] = time.perf_counter() - t_start
-    timings["solve"] = timings["total"] - timings["query"] - timings["certify"]
-    return LearnResult(
-        model=model,
-        mode=arith.name,
-        exact=arith.exact,
-        queries=oracle.count - start_count,
-        max_length=max(q.X.length for q in transcript),
-        certificate=certificate,
-        error_estimate=arith.errors(),
-        grid=arith.grid.name if getattr(arith, "grid", None) else None,
-        precision=arith.precision,
-        seconds=timings,
+    flat = arith.combine(answers, meas, plan.combos(), names, **kwargs)
+    return run.finish(
+        build(flat),
         details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},
     )
+
+
+def _check_certificate(model, transcript, conditions) -> str | None:
+    """The transcript must be exactly the probe set the learner derives from the model's ``v``."""
+    d = model.d
+    if not any(model.v):
+        return "v = 0, so no query depends on W: the transcript cannot identify it"
+    expected = [Sequence.basis(d, i) for i in range(d)] + ProbePlan.choose(model.v).sequences()
+    if [q.X for q in transcript] != expected:
+        return "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
+    return None
+
+
+SPEC = registry.register(
+    registry.LearnerSpec(
+        name="single-head",
+        summary="Theorem 4.1 [BSHK26]: W and v of a single softmax head, exactly, from d² + d queries",
+        model_kind="single-head",
+        modes=("certified", "symbolic", "float"),
+        learn=learn_single_head,
+        query_count=lambda d, **conditions: single_head_query_count(d),
+        count_formula="d² + d",
+        conditions={},
+        check_certificate=_check_certificate,
+        scope=lambda conditions: "among single heads",
+        unchecked=lambda conditions: ("among single heads",),
+        options=(
+            registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| (probes keep logits in ±1)",
+                            default="1024"),
+        ),
+    )
+)

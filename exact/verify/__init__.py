@@ -6,7 +6,8 @@ and :func:`format_table` prints the report.
 
 from __future__ import annotations
 
-from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims
+from ..errors import InvalidArgument
+from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims, table_footer, table_header, table_row
 from .low_rank import low_rank_claims
 from .multihead import multihead_claims
 from .single_head import single_head_claims
@@ -20,6 +21,9 @@ __all__ = [
     "Outcome",
     "run_claims",
     "format_table",
+    "table_header",
+    "table_row",
+    "table_footer",
     "single_head_claims",
     "low_rank_claims",
     "multihead_claims",
@@ -32,7 +36,7 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[C
     """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"7.1"`` multi-head)."""
     unknown = set(theorems) - set(THEOREMS)
     if unknown:
-        raise ValueError(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
+        raise InvalidArgument(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
     out: list[Claim] = []
     if "4.1" in theorems:
         out += single_head_claims(max_d=max_d, quick=quick)

@@ -15,7 +15,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-__all__ = ["Instance", "Outcome", "Claim", "ClaimReport", "run_claims", "format_table"]
+__all__ = [
+    "Instance", "Outcome", "Claim", "ClaimReport", "run_claims", "format_table", "table_header", "table_row",
+    "table_footer",
+]
 
 
 @dataclass(frozen=True)
@@ -126,36 +129,71 @@ def _importable(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def run_claims(claims, *, progress: bool | None = None) -> list[ClaimReport]:
-    """Run claims, showing progress on a terminal (stderr) unless told otherwise."""
-    show = sys.stderr.isatty() if progress is None else progress
+def run_claims(claims, *, progress: bool = True, on_report: Callable | None = None) -> list[ClaimReport]:
+    """Run claims in order; ``on_report(report)`` is called as each claim finishes.
 
-    def report(msg: str) -> None:
-        sys.stderr.write("\r\033[K" + msg[:100])
-        sys.stderr.flush()
-
-    out = [c.run(report if show else None) for c in claims]
-    if show:
-        sys.stderr.write("\r\033[K")
+    ``progress`` shows a bar per claim on stderr (only on a terminal, only after a
+    second of work).
+    """
+    out = []
+    for c in claims:
+        bar = _claim_bar(c, progress)
+        try:
+            report = c.run(bar.step if bar else None)
+        finally:
+            if bar:
+                bar.close()
+        out.append(report)
+        if on_report is not None:
+            on_report(report)
     return out
 
 
-def format_table(reports) -> str:
-    """A plain-text table: claim, instances, exact, count, seconds, verdict."""
-    rows = [("claim", "instances", "exact", "count", "seconds", "")]
-    for r in reports:
-        n = r.instances
-        count = f"{r.count}/{n}" if r.counts else "—"
-        rows.append((r.claim, str(n), f"{r.exact}/{n}", count, f"{r.seconds:.2f}", r.status))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    lines = [
-        "  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
-        for row in rows
-    ]
-    lines.insert(1, "-" * len(lines[0]))
-    for r in reports:
-        if r.skipped:
-            lines.append(f"  SKIPPED {r.claim}: {r.skipped}")
-        for f in r.failures[:5]:
-            lines.append(f"  FAIL {r.claim} / {f.instance}: {f.note}")
+class _claim_bar:
+    def __init__(self, claim, enabled: bool):
+        from tqdm import tqdm
+
+        self.bar = tqdm(total=len(claim.instances), desc=claim.name[:40], file=sys.stderr, leave=False, delay=1.0,
+                        disable=None if enabled else True, dynamic_ncols=True)
+
+    def step(self, message: str) -> None:
+        self.bar.set_postfix_str(message.rsplit(" ", 1)[-1][:30], refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+_WIDTHS = (60, 9, 9, 9, 9)
+
+
+def table_header() -> str:
+    """The first two lines of the claims table (fixed widths, so rows can stream)."""
+    cells = ("claim", "instances", "exact", "count", "seconds")
+    line = "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
+    return line + "\n" + "-" * (len(line) + 8)
+
+
+def table_row(r: ClaimReport) -> str:
+    """One claim's row, plus its failures and skip reason on following lines."""
+    n = r.instances
+    count = f"{r.count}/{n}" if r.counts else "—"
+    cells = (r.claim[: _WIDTHS[0]], str(n), f"{r.exact}/{n}", count, f"{r.seconds:.2f}")
+    line = "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
+    lines = [line + "  " + r.status]
+    if r.skipped:
+        lines.append(f"  SKIPPED {r.claim}: {r.skipped}")
+    for f in r.failures[:5]:
+        lines.append(f"  FAIL {r.claim} / {f.instance}: {f.note}")
     return "\n".join(lines)
+
+
+def table_footer(reports) -> str:
+    held = sum(r.holds for r in reports)
+    skipped = sum(bool(r.skipped) for r in reports)
+    return f"\n{held}/{len(reports) - skipped} claims hold" + (f" ({skipped} skipped)" if skipped else "")
+
+
+def format_table(reports) -> str:
+    """The whole table: header, one row per claim (with its failures), no footer."""
+    return "\n".join([table_header()] + [table_row(r) for r in reports])

@@ -61,15 +61,15 @@ def multihead_claims(*, quick: bool = False) -> list[Claim]:
         X = [[Fraction(x) for x in row] for row in proof.details["witness"]]
         return (not a.exact(X) == b.exact(X)), True, f"witness of length {len(X)}"
 
-    from proofs import identities
+    from proofs import prove_attention_oddness, prove_lemma_a1, prove_token_copy, prove_transformer_odd_part
 
     ident = tuple(
         Instance(name, fn)
         for name, fn in (
-            ("oddness of attention", identities.prove_attention_oddness),
-            ("T(X) − T(−X) = (Aᵀw)ᵀ h(X)", identities.prove_transformer_odd_part),
-            ("token-copy identity, symbolic k", identities.prove_token_copy),
-            ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz", identities.prove_lemma_a1),
+            ("oddness of attention", prove_attention_oddness),
+            ("T(X) − T(−X) = (Aᵀw)ᵀ h(X)", prove_transformer_odd_part),
+            ("token-copy identity, symbolic k", prove_token_copy),
+            ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz", prove_lemma_a1),
         )
     )
 

@@ -1,0 +1,307 @@
+"""The learner driver: what every learner shares, written once.
+
+A learner supplies its probes and its decoding; :class:`Run` does the rest:
+
+* validation of the oracle and the options, the arithmetic for the mode;
+* the query budget, checked before the first query (learner plus verification);
+* timing (time inside the oracle, verification, replay, the learner's own work);
+* the transcript slice of this run;
+* **verification queries**: a few random sequences longer than any probe, asked
+  after the learner is done and decided exactly (or within the oracle's declared
+  accuracy).  They catch a black box outside the assumed model class — a multi-head
+  model that agrees with a single head on every sequence of length ≤ 2, a head whose
+  rank exceeds the bound a low-rank learner assumed — which the learner's own
+  queries cannot see.  They are counted, but apart from the learner's count, and
+  their randomness is fresh unless ``check_seed`` is given, so no model can be
+  chosen against it.  A mismatch raises :class:`OracleInconsistent`.  With
+  ``checks=0`` the result states the assumptions it then rests on;
+* the certificate (transcript replay, decided exactly), and the
+  :class:`~exact.learn.result.LearnResult`.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from fractions import Fraction
+
+import numpy as np
+
+from ..arith import get_arithmetic
+from ..certify import failed_entries, make_certificate
+from ..errors import CertificateInvalid, InvalidArgument, OracleInconsistent
+from ..numbers import floor_log2
+from ..oracles import Query
+from ..progress import report
+from ..sequences import Sequence
+from .result import LearnResult
+
+__all__ = ["Run", "DEFAULT_CHECKS", "check_sequences"]
+
+#: Verification queries made by default after a learner finishes.
+DEFAULT_CHECKS = 2
+
+_CHUNK = 4096  # queries per oracle call, so that progress shows within a large batch
+
+_ORACLE_INTERFACE = ("d", "exact", "accuracy", "rtol", "count", "transcript", "require", "error_bound", "query_batch")
+
+
+def _nonneg_int(value, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
+    return value
+
+
+class Run:
+    """One run of one learner against one oracle.
+
+    Parameters
+    ----------
+    spec : LearnerSpec
+        The learner's registry entry (its name, modes and model class).
+    oracle : Oracle
+        Read only through its public interface.
+    mode, grid, prec, max_prec :
+        Passed to :func:`~exact.arith.get_arithmetic`; ``mode`` must be one of the spec's modes.
+    queries : int or None
+        The learner's query count when known up front: the budget is checked for it
+        (plus the verification queries) before the first query.
+    certify : bool
+        Replay the transcript against the result (exact modes).
+    checks : int
+        Verification queries to make after the learner (0 to skip, and state the assumption).
+    check_seed : int or None
+        Seed of the verification queries; ``None`` (default) draws a fresh one.
+    """
+
+    def __init__(
+        self,
+        spec,
+        oracle,
+        *,
+        mode=None,
+        grid=None,
+        prec: int = 64,
+        max_prec: int = 1 << 23,
+        queries: int | None = None,
+        certify: bool = True,
+        checks: int = DEFAULT_CHECKS,
+        check_seed: int | None = None,
+        arithmetic=None,
+    ):
+        self.t0 = time.perf_counter()
+        missing = [a for a in _ORACLE_INTERFACE if not hasattr(oracle, a)]
+        if missing:
+            raise InvalidArgument(
+                f"oracle: expected an Oracle (with {', '.join(_ORACLE_INTERFACE)}), got {type(oracle).__name__} "
+                f"without {', '.join(missing)}"
+            )
+        if mode is not None and mode not in spec.modes:
+            raise InvalidArgument(f"mode: learner {spec.name!r} runs in {', '.join(map(repr, spec.modes))}, got {mode!r}")
+        self.spec = spec
+        self.oracle = oracle
+        self.arith = arithmetic or get_arithmetic(mode, oracle, grid=grid, prec=prec, max_prec=max_prec)
+        if self.arith.name not in spec.modes:
+            raise InvalidArgument(
+                f"mode: learner {spec.name!r} runs in {', '.join(map(repr, spec.modes))}, not in "
+                f"{self.arith.name!r} (the default for this oracle); pass mode= explicitly"
+            )
+        self.certify = bool(certify)
+        self.checks = _nonneg_int(checks, "checks")
+        if check_seed is not None:
+            _nonneg_int(check_seed, "check_seed")
+        self.check_seed = secrets.randbits(63) if check_seed is None else check_seed
+        if queries is not None:
+            oracle.require(queries + self.checks, what=f"{spec.name} (d={oracle.d}: {queries} queries + {self.checks} checks)")
+        self.start = oracle.count
+        self.total = queries
+        self.seconds = {"query": 0.0, "check": 0.0, "certify": 0.0}
+        self.replayed = None  # the model whose replay of the whole transcript reproduced every answer
+
+    @property
+    def d(self) -> int:
+        return self.oracle.d
+
+    @property
+    def grid(self):
+        return getattr(self.arith, "grid", None)
+
+    def ask(self, seqs) -> list:
+        """Ask the oracle a batch of queries, timing the time spent inside it (and reporting progress)."""
+        seqs = list(seqs)
+        t = time.perf_counter()
+        answers: list = []
+        for i in range(0, len(seqs), _CHUNK):
+            answers += self.oracle.query_batch(seqs[i : i + _CHUNK])
+            report("queries", self.oracle.count - self.start, self.total)
+        self.seconds["query"] += time.perf_counter() - t
+        return answers
+
+    def require(self, n: int, what: str) -> None:
+        """Check that ``n`` more learner queries, plus the verification queries, fit the budget."""
+        self.oracle.require(n + self.checks, what=what)
+
+    @property
+    def transcript(self) -> tuple:
+        """This run's queries so far."""
+        return self.oracle.transcript[self.start :]
+
+    def replay(self, model, transcript) -> list[int]:
+        """Indices of the transcript entries ``model`` does not reproduce (timed as certification)."""
+        t = time.perf_counter()
+        bad = failed_entries(model, transcript, accuracy=self.oracle.accuracy, rtol=self.oracle.rtol)
+        self.seconds["certify"] += time.perf_counter() - t
+        if not bad:
+            self.replayed = model
+        return bad
+
+    # -- the end of a run -----------------------------------------------------------------
+
+    def finish(
+        self, model, *, conditions=None, details=None, error_estimate=None, approximate: bool = False, mode=None
+    ) -> LearnResult:
+        """Certify, verify, and package the result.
+
+        ``approximate=True`` marks a result that is not exact whatever the arithmetic
+        (a convex solver's output): no certificate, no verification queries.
+        """
+        queries = self.oracle.count - self.start
+        transcript = self.transcript
+        conditions = dict(conditions or {})
+        grid = self.grid
+        exact = self.arith.exact and not approximate
+        certificate = None
+        if exact:
+            if self.certify and self.replayed != model:
+                bad = self.replay(model, transcript)
+                if bad and grid is not None:
+                    raise OracleInconsistent(
+                        f"the parameters identified on grid {grid.name} do not reproduce {len(bad)} of the "
+                        f"oracle's {len(transcript)} answers (first #{bad[0]}): the true parameters are not on "
+                        "that grid, or the oracle is less accurate than it declares"
+                    )
+                if bad:  # pragma: no cover - would be a bug in an arithmetic
+                    raise CertificateInvalid(f"{self.spec.name}: internal error, answers {bad[:10]} are not reproduced")
+            # Without a grid every number was confirmed exactly as it was identified; on a
+            # grid only the replay confirms the result, so without it nothing is claimed.
+            exact = self.certify or grid is None
+        checked = self._verify(model, error_estimate, conditions) if self.checks and not approximate else ()
+        assumptions = () if checked or approximate else tuple(self.spec.unchecked(conditions))
+        report = None
+        if self.arith.exact and not approximate:
+            certificate = make_certificate(
+                model,
+                transcript,
+                accuracy=self.oracle.accuracy,
+                rtol=self.oracle.rtol,
+                learner=self.spec.name,
+                conditions=conditions,
+                grid=grid.name if grid is not None else None,
+                checks=checked,
+                assumptions=assumptions,
+            )
+            if self.replayed == model:  # the one replay of this run: its outcome is the certificate's
+                t = time.perf_counter()
+                report = certificate._check([])  # transcript reproduced above, checks decided in _verify
+                self.seconds["certify"] += time.perf_counter() - t
+                if not report.holds:  # pragma: no cover - a learner violating its own registered conditions
+                    raise CertificateInvalid(f"{self.spec.name}: internal error, {report.message}")
+        self.seconds["total"] = time.perf_counter() - self.t0
+        self.seconds["solve"] = self.seconds["total"] - self.seconds["query"] - self.seconds["check"] - self.seconds["certify"]
+        lengths = sorted({q.X.length for q in checked})
+        return LearnResult(
+            model=model,
+            mode=mode or self.arith.name,
+            exact=exact,
+            queries=queries,
+            max_length=max((q.X.length for q in transcript), default=0),
+            certificate=certificate,
+            report=report,
+            error_estimate=None if approximate else (self.arith.errors() if error_estimate is None else error_estimate),
+            grid=grid.name if grid is not None else None,
+            precision=self.arith.precision,
+            seconds=self.seconds,
+            learner=self.spec.name,
+            verification_queries=len(checked),
+            assumptions=assumptions,
+            details={
+                **(details or {}),
+                "checks": {"queries": len(checked), "lengths": lengths, "seed": self.check_seed if checked else None},
+            },
+        )
+
+    def _verify(self, model, error_estimate, conditions) -> tuple:
+        """Ask the verification queries and decide them; raise OracleInconsistent on a mismatch."""
+        t = time.perf_counter()
+        rng = np.random.default_rng(self.check_seed)
+        seqs = check_sequences(model, self.checks, rng)
+        answers = self.oracle.query_batch(seqs)
+        queries = tuple(Query(X, a) for X, a in zip(seqs, answers))
+        if self.arith.exact:
+            bad = failed_entries(model, queries, accuracy=self.oracle.accuracy, rtol=self.oracle.rtol)
+            how = "exactly" if self.oracle.exact else "within the oracle's declared accuracy"
+        else:
+            est = self.arith.errors() if error_estimate is None else error_estimate
+            bad = [i for i, q in enumerate(queries) if not _within_float_bound(model, q, self.oracle, est)]
+            how = "within the float result's error bound"
+        self.seconds["check"] += time.perf_counter() - t
+        if bad:
+            q = queries[bad[0]]
+            assumed = "; ".join(self.spec.unchecked(conditions)) or f"among {self.spec.model_kind} models"
+            raise OracleInconsistent(
+                f"not {_article(self.spec.model_kind)} {self.spec.model_kind.replace('-', ' ')} of the assumed class: "
+                f"the learned model does not reproduce {how} {len(bad)} of {len(queries)} random verification "
+                f"queries (first of length {q.X.length}); the learner's result holds only {assumed}"
+            )
+        return queries
+
+
+def _article(kind: str) -> str:
+    return "an" if kind[:1] in "aeiou" else "a"
+
+
+def check_sequences(model, n: int, rng: np.random.Generator) -> list[Sequence]:
+    """``n`` random verification sequences of lengths 3, 4, 3, 4, ...
+
+    Entries are dyadic (exact in float64, so a callable sees exactly these tokens),
+    scaled by a power of two so that every score ``x_iᵀ W x_N`` of the learned model
+    stays within ±4 and no answer saturates the softmax.  The last token is never 0.
+    """
+    d = model.d
+    big = max((abs(x) for row in getattr(model, "W", ((1,),)) for x in row), default=Fraction(1))
+    big = max(Fraction(1), Fraction(big))
+    k = 0  # scale 2^-k with d²·4^-k·big <= 4
+    need = Fraction(d * d) * big / 4
+    if need > 1:
+        k = (floor_log2(need) + 2) // 2
+        while Fraction(4) ** (k - 1) >= need and k > 0:
+            k -= 1
+        while Fraction(4) ** k < need:
+            k += 1
+    den = 256 << k
+    out = []
+    for i in range(n):
+        length = 3 + i % 2
+        while True:
+            rows = rng.integers(-256, 257, size=(length, d))
+            if rows[-1].any():
+                break
+        out.append(
+            Sequence._exact(d, tuple(tuple((j, Fraction(int(x), den)) for j, x in enumerate(r) if x) for r in rows))
+        )
+    return out
+
+
+def _within_float_bound(model, q, oracle, eps: float) -> bool:
+    """A float result reproduces an answer within its (first-order) error, widened fourfold."""
+    X = np.array([[float(x) for x in row] for row in q.X.dense()])
+    y = float(q.answer)
+    norms = np.abs(X).sum(axis=1)
+    W, v = model.to_numpy()
+    c = X @ v
+    delta = eps * float(norms.max() * norms[-1])
+    spread = float(c.max() - c.min())
+    bound = math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max())
+    tolerance = 4 * bound + float(oracle.error_bound(q.answer)) + 1e-12 * (1 + abs(y))
+    return abs(float(model.float(X)) - y) <= tolerance

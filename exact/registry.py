@@ -1,0 +1,167 @@
+"""The learner registry: every learner declares one frozen :class:`LearnerSpec`.
+
+The command line, ``verify`` and certificate checking find learners here, by name;
+none of them imports a learner module.  A learner module registers its spec when it
+is imported (``exact`` imports every built-in learner), so adding a learner means one
+new module plus its :func:`register` call.
+
+A spec says what the learner learns (``model_kind``), in which arithmetics
+(``modes``), with how many queries (``query_count``), and how a certificate that
+names it is checked: which ``conditions`` it may record (each with a validator) and
+the function that re-derives the learner's probe set from a certified model.
+
+Examples
+--------
+>>> spec = get("single-head")
+>>> spec.model_kind, spec.query_count(3), spec.count_formula
+('single-head', 12, 'd² + d')
+>>> get("no-such-learner")
+Traceback (most recent call last):
+...
+exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: low-rank, low-rank-cs, single-head
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from .errors import InvalidArgument
+
+__all__ = ["LearnerSpec", "Option", "register", "get", "learners", "unregister"]
+
+
+@dataclass(frozen=True)
+class Option:
+    """A learner option as the command line offers it (``--flag VALUE``), passed on as a keyword.
+
+    ``kind`` is ``"int"``, ``"number"`` (exact: an integer, ``p/q`` or decimal, parsed
+    without evaluation), ``"float"``, ``"str"`` or ``"flag"``.
+    """
+
+    name: str
+    kind: str
+    help: str
+    default: Any = None
+    choices: tuple | None = None
+    minimum: Any = None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class LearnerSpec:
+    """Everything the rest of the library needs to know about one learner.
+
+    Attributes
+    ----------
+    name : str
+        Registry key and certificate label, e.g. ``"single-head"``.
+    summary : str
+        One line: what it learns, from which theorem.
+    model_kind : str
+        The JSON kind of the models it learns (``"single-head"``).
+    modes : tuple of str
+        The arithmetics it runs in (``"certified"``, ``"symbolic"``, ``"float"``, ...).
+    learn : callable
+        ``learn(oracle, **options) -> LearnResult``.
+    query_count : callable
+        The stated count: ``query_count(d, **conditions) -> int``.
+    count_formula : str
+        The count as a formula, for reports (``"d² + d"``).
+    exact : bool
+        Whether its results are exact and carry certificates.
+    conditions : mapping of str to callable
+        The conditions a certificate of this learner may record, each with a
+        validator ``value -> bool``; anything else is rejected.
+    check_certificate : callable or None
+        ``check_certificate(model, transcript, conditions) -> None or reason``:
+        re-derives the learner's probe set (and any assumption such as a rank bound)
+        from the certified model and says why the transcript does not match.
+    scope : callable
+        ``scope(conditions) -> str``: what a holding certificate covers.
+    unchecked : callable
+        ``unchecked(conditions) -> tuple of str``: the assumptions the exactness rests
+        on when no verification queries were made ("among single heads", ...).
+    options : tuple of Option
+        Keyword options offered on the command line.
+    command, method : str
+        The command line's ``learn COMMAND [--method METHOD]`` for this learner.
+    """
+
+    name: str
+    summary: str
+    model_kind: str
+    modes: tuple
+    learn: Callable = field(repr=False)
+    query_count: Callable = field(repr=False)
+    count_formula: str = ""
+    exact: bool = True
+    conditions: Mapping = field(default_factory=dict, repr=False)
+    check_certificate: Callable | None = field(default=None, repr=False)
+    scope: Callable = field(default=lambda conditions: "", repr=False)
+    unchecked: Callable = field(default=lambda conditions: (), repr=False)
+    options: tuple = ()
+    command: str = ""
+    method: str = ""
+
+    def __post_init__(self):
+        if not self.name or not isinstance(self.name, str):
+            raise InvalidArgument(f"name: expected a non-empty learner name, got {self.name!r}")
+        object.__setattr__(self, "conditions", MappingProxyType(dict(self.conditions)))
+        object.__setattr__(self, "modes", tuple(self.modes))
+        object.__setattr__(self, "command", self.command or self.name)
+        object.__setattr__(self, "method", self.method or self.name)
+
+    def validate_conditions(self, conditions: Mapping) -> str | None:
+        """Why ``conditions`` is not a valid set for this learner, or ``None``."""
+        if not isinstance(conditions, Mapping):
+            return f"conditions: expected an object, got {type(conditions).__name__}"
+        for key, value in conditions.items():
+            ok = self.conditions.get(key)
+            if ok is None:
+                allowed = ", ".join(sorted(self.conditions)) or "none"
+                return f"conditions: {key!r} is not a condition of learner {self.name!r} (allowed: {allowed})"
+            if not ok(value):
+                return f"conditions: {key}={value!r} is not a valid value for learner {self.name!r}"
+        return None
+
+
+_REGISTRY: dict[str, LearnerSpec] = {}
+
+
+def register(spec: LearnerSpec, *, replace: bool = False) -> LearnerSpec:
+    """Add a learner to the registry (``replace=True`` to overwrite one of the same name)."""
+    if not isinstance(spec, LearnerSpec):
+        raise InvalidArgument(f"spec: expected a LearnerSpec, got {type(spec).__name__}")
+    if spec.name in _REGISTRY and not replace:
+        raise InvalidArgument(f"learner: {spec.name!r} is already registered (pass replace=True to overwrite)")
+    _REGISTRY[spec.name] = spec
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a learner (for tests and plug-in reloading)."""
+    _REGISTRY.pop(name, None)
+
+
+def get(name: str) -> LearnerSpec:
+    """The spec registered under ``name``."""
+    spec = _REGISTRY.get(name) if isinstance(name, str) else None
+    if spec is None:
+        raise InvalidArgument(f"learner: unknown learner {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
+    return spec
+
+
+def learners() -> tuple[LearnerSpec, ...]:
+    """Every registered spec, in registration order."""
+    return tuple(_REGISTRY.values())
+
+
+def int_at_least(low: int) -> Callable[[object], bool]:
+    """A validator for integers ``>= low`` (booleans refused)."""
+    return lambda x: isinstance(x, int) and not isinstance(x, bool) and x >= low
