@@ -1,13 +1,15 @@
 """Symbolic proofs: the identities the learners rest on (SPEC §3.9) and the
-non-identifiable multi-head parameterisations of Proposition 7.1 [BSHK26]."""
+non-identifiable multi-head parameterisations of Proposition 7.1 [BSHK26].
+
+One module per result: :mod:`~proofs.logit`, :mod:`~proofs.oddness`,
+:mod:`~proofs.transformer`, :mod:`~proofs.token_copy`, :mod:`~proofs.lemma_a1`,
+:mod:`~proofs.constructions` and :mod:`~proofs.multihead`.  Every exponential
+e^{s} becomes a positive symbol through :mod:`~proofs.expsymbols` only.  This
+package never imports :mod:`exact`; numeric multi-head models are duck-typed.
+"""
 
 from proofs.core import Proof
-from proofs.identities import (
-    prove_attention_oddness,
-    prove_lemma_a1,
-    prove_token_copy,
-    prove_transformer_odd_part,
-)
+from proofs.lemma_a1 import prove_lemma_a1
 from proofs.logit import prove_logit_primitive
 from proofs.multihead import (
     KINDS,
@@ -20,6 +22,9 @@ from proofs.multihead import (
     split_v,
     symbolic_family,
 )
+from proofs.oddness import prove_attention_oddness
+from proofs.token_copy import prove_token_copy
+from proofs.transformer import prove_transformer_odd_part
 
 __all__ = [
     "Proof",

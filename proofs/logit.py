@@ -1,19 +1,21 @@
 """Symbolic proof of the logit primitive of a single softmax-attention head.
 
 All algebra is done on plain symbols: every exponential ``e^{s}`` is replaced
-by an independent positive symbol and relations between exponents are
-substituted explicitly (``e^{s_1} = e^{s_2} e^{L}``), so the checks are exact
-identities in a rational function field and never touch ``exp``.
+by an independent positive symbol (:class:`proofs.expsymbols.ExpSymbols`) and
+relations between exponents are substituted explicitly
+(``e^{s_1} = e^{s_2} e^{L}``), so the checks are exact identities in a rational
+function field and never touch ``exp``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import NamedTuple
+from collections.abc import Iterable
 
 import sympy
 
+from proofs._symbolic import _Check, _expands_to_zero, _is_identity, _sigmoid, _softmax_readout, _verdict
 from proofs.core import Proof
+from proofs.expsymbols import ExpSymbols
 
 __all__ = ["prove_logit_primitive"]
 
@@ -27,124 +29,6 @@ _METHOD = (
     "exact rational-function identities (sympy.cancel) with e^{s_2}, e^{L} "
     "replaced by positive symbols and e^{s_1} = e^{s_2} e^{L} substituted"
 )
-
-
-class _Check(NamedTuple):
-    """One reduction-to-zero check and its readable description."""
-
-    label: str
-    sentence: str
-    ok: bool
-
-
-def _is_plain_rational(expr: sympy.Expr) -> bool:
-    """Return whether ``expr`` is built from symbols and rationals by +, * and integer powers.
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Expression to inspect.
-
-    Returns
-    -------
-    bool
-        ``False`` if any other node (``exp``, ``log``, ``E``, ...) occurs.
-    """
-    for node in sympy.preorder_traversal(expr):
-        if isinstance(node, (sympy.Symbol, sympy.Rational, sympy.Add, sympy.Mul)):
-            continue
-        if isinstance(node, sympy.Pow) and node.exp.is_Integer:
-            continue
-        return False
-    return True
-
-
-def _is_identity(lhs: sympy.Expr, rhs: sympy.Expr) -> bool:
-    """Decide whether ``lhs == rhs`` as rational functions of their symbols.
-
-    Parameters
-    ----------
-    lhs, rhs : sympy.Expr
-        Rational expressions in plain symbols (no exponentials).
-
-    Returns
-    -------
-    bool
-        ``True`` exactly when ``cancel(lhs - rhs)`` is the zero expression.
-
-    Raises
-    ------
-    ValueError
-        If the difference is not a plain rational expression.
-
-    Examples
-    --------
-    >>> x = sympy.Symbol("x", positive=True)
-    >>> _is_identity(x / (1 + x), 1 - 1 / (1 + x))
-    True
-    >>> _is_identity(x / (1 + x), 1 / (1 + x))
-    False
-    """
-    difference = lhs - rhs
-    if not _is_plain_rational(difference):
-        raise ValueError("replace exponentials by positive symbols before checking")
-    return sympy.cancel(difference) == 0
-
-
-def _expands_to_zero(expr: sympy.Expr) -> bool:
-    """Return whether the polynomial ``expr`` expands to exactly 0.
-
-    Parameters
-    ----------
-    expr : sympy.Expr
-        Polynomial expression (commutative or non-commutative symbols).
-
-    Returns
-    -------
-    bool
-        ``True`` exactly when ``sympy.expand(expr) == 0``.
-    """
-    return sympy.expand(expr) == 0
-
-
-def _sigmoid(exp_t: sympy.Expr) -> sympy.Expr:
-    """Return sigma(t) = 1 / (1 + e^{-t}) written in the symbol ``exp_t`` = e^{t}.
-
-    Parameters
-    ----------
-    exp_t : sympy.Expr
-        Positive expression standing for e^{t}.
-
-    Returns
-    -------
-    sympy.Expr
-        ``exp_t / (1 + exp_t)``.
-    """
-    return exp_t / (1 + exp_t)
-
-
-def _softmax_readout(weights: Sequence[sympy.Expr], values: Sequence[sympy.Expr]) -> sympy.Expr:
-    """Return sum_i alpha_i values_i with alpha = weights / sum(weights).
-
-    Parameters
-    ----------
-    weights : sequence of sympy.Expr
-        Unnormalised softmax weights e^{s_i}.
-    values : sequence of sympy.Expr
-        Per-token values v^T x_i.
-
-    Returns
-    -------
-    sympy.Expr
-        The attention output f(X).
-    """
-    total = sympy.Add(*weights)
-    return sympy.Add(*(w * value for w, value in zip(weights, values))) / total
-
-
-def _verdict(ok: bool) -> str:
-    """Render the outcome of a reduction to zero."""
-    return "= 0" if ok else "!= 0 (check FAILED)"
 
 
 def _softmax_checks(
@@ -216,7 +100,9 @@ def _dimension_free_checks() -> list[_Check]:
     b_t, u_t, w, b = sympy.symbols("b^T u^T W b", commutative=False)
     bilinear = _expands_to_zero((b_t + u_t) * w * b - b_t * w * b - u_t * w * b)
     scope = "(dimension-free)"
-    exp_s2, exp_l = sympy.symbols("E_s2 E_L", positive=True)
+    table = ExpSymbols()
+    exp_s2 = table(sympy.Symbol("s_2"), name="E_s2")
+    exp_l = table(sympy.Symbol("L"), name="E_L")
     value_b, value_u = sympy.symbols("B C")
     return [
         _Check(
@@ -249,7 +135,8 @@ def _symbolic_matrix_checks(d: int) -> list[_Check]:
     s_1, s_2, logit = ((x.T * w * b)[0, 0] for x in (a, b, u))
     bilinear = _expands_to_zero(s_1 - s_2 - logit)
     scope = f"for symbolic d={d}"
-    exp_s2, exp_l = sympy.symbols("E_s2 E_L", positive=True)
+    table = ExpSymbols()
+    exp_s2, exp_l = table(s_2, name="E_s2"), table(logit, name="E_L")
     value_a, value_b, value_u = ((v.T * x)[0, 0] for x in (a, b, u))
     return [
         _Check(

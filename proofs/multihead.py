@@ -1,43 +1,39 @@
-"""Multi-head non-identifiability: constructions and proofs — Proposition 7.1 [BSHK26].
+"""Multi-head equivalence proofs — Proposition 7.1 [BSHK26].
 
-Distinct parameterisations of multi-head attention
-
-    f(X) = Σ_h softmax(X W_h x_N)ᵀ (X v_h)
-
-define the same map when they differ by
-
-* **split-v**: heads sharing a ``W`` may redistribute their ``v``:
-  ``(W, v₁), (W, v₂) ≡ (W, v₁ + t), (W, v₂ − t)`` (a head ``(W, v)`` can split into
-  ``(W, v − t), (W, t)``);
-* **zero-v**: a head ``(W, 0)`` with any ``W`` can be added or removed, so ``H`` itself is
-  not identifiable;
-* **permute**: heads can be reordered;
-* any composition of these.
-
-The constructions below produce such a *different* parameterisation from any model;
-:func:`prove_equivalent` proves that two parameterisations define the same map **for
-every sequence length N**, or refutes it with an exactly checked witness.  Models are
-numeric :class:`~exact.multihead.MultiHead` objects or, for fully symbolic families,
-lists of ``(W, v)`` pairs of sympy matrices.
+:func:`prove_equivalent` proves that two multi-head parameterisations define the
+same map **for every sequence length N**, or refutes it with an exactly checked
+witness.  Models are numeric models (duck-typed, see
+:class:`proofs.constructions.NumericModel`; e.g. :class:`exact.multihead.MultiHead`)
+or, for fully symbolic families, lists of ``(W, v)`` pairs of sympy matrices.  The
+constructions of :mod:`proofs.constructions` are re-exported here.
 
 Never call ``sympify``/``eval`` on user text here: everything is built from sympy
 objects.  Exponentials never reach sympy's simplifier (it can overflow gmp on them):
-each ``e^{s}`` is replaced by an independent positive symbol first.
+each ``e^{s}`` is replaced by an independent positive symbol first
+(:class:`proofs.expsymbols.ExpSymbols`).
 """
 
 from __future__ import annotations
 
-import random
-from fractions import Fraction
+import numbers
 
 import sympy
 
-from exact.canonical import canonical_form
-from exact.models import SingleHead
-from exact.multihead import MultiHead
-from exact.numbers import format_rational
-
+from .constructions import (
+    KINDS,
+    NumericModel,
+    _rand_q,
+    _rng,
+    add_zero_head,
+    construct,
+    drop_zero_heads,
+    mixed,
+    permute_heads,
+    split_v,
+    symbolic_family,
+)
 from .core import Proof
+from .expsymbols import ExpSymbols
 
 __all__ = [
     "KINDS",
@@ -51,161 +47,27 @@ __all__ = [
     "prove_equivalent",
 ]
 
-KINDS = ("split", "zero", "permute", "mixed")
-
-
-# -- constructions on numeric models -------------------------------------------------------
-
-
-def _rng(seed) -> random.Random:
-    return random.Random(seed)
-
-
-def _rand_q(rng: random.Random, bound: int = 3, den: int = 5) -> Fraction:
-    return Fraction(rng.randint(-bound * den, bound * den), rng.randint(1, den))
-
-
-def _require_heads(model: MultiHead, n: int, what: str) -> None:
-    if model.H < n:
-        raise ValueError(f"{what}: needs a model with at least {n} head(s), got H={model.H}")
-
-
-def split_v(model: MultiHead, *, head: int | None = None, t=None, seed=None) -> MultiHead:
-    """Split head ``i`` into ``(W_i, v_i − t)`` and ``(W_i, t)``, the new head at a random place.
-
-    ``t`` defaults to a random nonzero rational vector.
-
-    >>> m = MultiHead.random(2, 2, seed=0)
-    >>> b = split_v(m, seed=1)
-    >>> b.H, b != m
-    (3, True)
-    """
-    _require_heads(model, 1, "split_v")
-    rng = _rng(seed)
-    i = rng.randrange(model.H) if head is None else head
-    W, v = model.heads[i].W, model.heads[i].v
-    if t is None:
-        t = [Fraction(0)] * model.d
-        while not any(t):
-            t = [_rand_q(rng) for _ in range(model.d)]
-    t = [Fraction(x) for x in t]
-    heads = list(model.heads)
-    heads[i] = SingleHead(W, [a - b for a, b in zip(v, t)])
-    heads.insert(rng.randrange(len(heads) + 1), SingleHead(W, t))
-    return MultiHead(heads, d=model.d)
-
-
-def add_zero_head(model: MultiHead, *, W=None, seed=None) -> MultiHead:
-    """Insert a head ``(W, 0)`` (``W`` random unless given) at a random place.
-
-    >>> add_zero_head(MultiHead.random(2, 1, seed=0), seed=3).H
-    2
-    """
-    rng = _rng(seed)
-    if W is None:
-        W = [[_rand_q(rng) for _ in range(model.d)] for _ in range(model.d)]
-    heads = list(model.heads)
-    heads.insert(rng.randrange(len(heads) + 1), SingleHead(W, [0] * model.d))
-    return MultiHead(heads, d=model.d)
-
-
-def drop_zero_heads(model: MultiHead) -> MultiHead:
-    """Remove every head with ``v = 0``."""
-    return MultiHead([h for h in model.heads if any(h.v)], d=model.d)
-
-
-def permute_heads(model: MultiHead, *, perm=None, seed=None) -> MultiHead:
-    """Reorder the heads (a random permutation that changes the parameter list, unless given).
-
-    >>> m = MultiHead.random(2, 3, seed=0)
-    >>> p = permute_heads(m, seed=1)
-    >>> p != m and sorted(map(repr, p.heads)) == sorted(map(repr, m.heads))
-    True
-    """
-    if perm is None:
-        if len(set(model.heads)) < 2:
-            raise ValueError("permute_heads: needs at least two different heads to give different parameters")
-        rng = _rng(seed)
-        perm = list(range(model.H))
-        while [model.heads[i] for i in perm] == list(model.heads):
-            rng.shuffle(perm)
-    if sorted(perm) != list(range(model.H)):
-        raise ValueError(f"perm: expected a permutation of 0..{model.H - 1}, got {perm!r}")
-    return MultiHead([model.heads[i] for i in perm], d=model.d)
-
-
-def mixed(model: MultiHead, *, seed=None, steps: int = 3) -> MultiHead:
-    """A random composition of ``steps`` constructions; always different as parameters.
-
-    >>> m = MultiHead.random(2, 2, seed=0)
-    >>> mixed(m, seed=4) != m
-    True
-    """
-    rng = _rng(seed)
-    out = model
-    for _ in range(max(1, steps)):
-        choices = ["zero"] + (["split"] if out.H else []) + (["permute"] if len(set(out.heads)) >= 2 else [])
-        kind = rng.choice(choices)
-        s = rng.randrange(2**31)
-        out = split_v(out, seed=s) if kind == "split" else add_zero_head(out, seed=s) if kind == "zero" else permute_heads(out, seed=s)
-    return out if out != model else add_zero_head(out, seed=rng.randrange(2**31))
-
-
-def construct(model: MultiHead, kind: str, *, seed=None) -> MultiHead:
-    """Apply the construction ``kind`` (one of :data:`KINDS`)."""
-    if kind == "split":
-        return split_v(model, seed=seed)
-    if kind == "zero":
-        return add_zero_head(model, seed=seed)
-    if kind == "permute":
-        return permute_heads(model, seed=seed)
-    if kind == "mixed":
-        return mixed(model, seed=seed)
-    raise ValueError(f"kind: expected one of {', '.join(KINDS)}, got {kind!r}")
-
-
-# -- fully symbolic families ---------------------------------------------------------------------
-
-
-def _sym_matrix(name: str, rows: int, cols: int) -> sympy.Matrix:
-    return sympy.Matrix(rows, cols, lambda i, j: sympy.Symbol(f"{name}_{i}{j}" if cols > 1 else f"{name}_{i}"))
-
-
-def symbolic_family(kind: str, d: int, H: int) -> tuple[list, list]:
-    """Two fully symbolic parameterisations ``(A, B)`` related by ``kind``.
-
-    ``A`` has heads ``(W_h, v_h)`` with symbolic entries; ``B`` is ``A`` after the
-    construction, with symbols ``t_i`` for the split and ``Z`` for a zero head's ``W``.
-
-    >>> A, B = symbolic_family("split", 2, 2)
-    >>> len(A), len(B), B[0][1][0]
-    (2, 3, -t_0 + v1_0)
-    """
-    if kind not in ("split", "zero", "permute"):
-        raise ValueError(f"kind: expected 'split', 'zero' or 'permute' for a symbolic family, got {kind!r}")
-    if d < 1 or H < (2 if kind == "permute" else 1):
-        raise ValueError(f"symbolic_family: d >= 1 and enough heads for {kind!r} are needed, got d={d}, H={H}")
-    A = [(_sym_matrix(f"W{h + 1}", d, d), _sym_matrix(f"v{h + 1}", d, 1)) for h in range(H)]
-    if kind == "split":
-        t = _sym_matrix("t", d, 1)
-        W1, v1 = A[0]
-        B = [(W1, v1 - t)] + A[1:] + [(W1, t)]
-    elif kind == "zero":
-        B = A + [(_sym_matrix("Z", d, d), sympy.zeros(d, 1))]
-    else:
-        B = A[1:] + A[:1]
-    return A, B
-
 
 # -- proofs -------------------------------------------------------------------------------------------
 
 
+def _is_numeric_model(obj) -> bool:
+    """Whether ``obj`` is a numeric multi-head model (duck-typed: it has ``.heads`` and ``.d``)."""
+    return hasattr(obj, "heads") and hasattr(obj, "d")
+
+
+def _rational(x) -> sympy.Rational:
+    """An exact parameter (a Fraction or an int) as a sympy Rational; nothing else is accepted."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Rational):
+        raise TypeError(f"prove_equivalent: expected Fraction parameters in a numeric model, got {type(x).__name__}")
+    return sympy.Rational(int(x.numerator), int(x.denominator))
+
+
 def _as_pairs(model) -> list:
-    """``[(W, v)]`` as sympy matrices, from a MultiHead or a list of pairs."""
-    if isinstance(model, MultiHead):
+    """``[(W, v)]`` as sympy matrices, from a numeric model or a list of pairs."""
+    if _is_numeric_model(model):
         return [
-            (sympy.Matrix([[sympy.Rational(x.numerator, x.denominator) for x in r] for r in h.W]),
-             sympy.Matrix([sympy.Rational(x.numerator, x.denominator) for x in h.v]))
+            (sympy.Matrix([[_rational(x) for x in r] for r in h.W]), sympy.Matrix([_rational(x) for x in h.v]))
             for h in model.heads
         ]
     pairs = []
@@ -238,6 +100,22 @@ def _canonical(pairs) -> list:
     return out
 
 
+def _numeric_canonical(model: NumericModel) -> tuple:
+    """The canonical form of a numeric model: group heads by equal W, sum their v, drop zero sums, sort.
+
+    Returns
+    -------
+    tuple of (W, v)
+        Pairwise distinct ``W`` (tuples of rows), nonzero ``v``, in increasing order;
+        two models (of the same ``d``) define the same map iff these are equal [KKG26].
+    """
+    groups: dict = {}
+    for h in model.heads:
+        W, v = tuple(map(tuple, h.W)), tuple(h.v)
+        groups[W] = tuple(x + y for x, y in zip(groups[W], v)) if W in groups else v
+    return tuple(sorted((W, v) for W, v in groups.items() if any(v)))
+
+
 def _same_canonical(ca, cb) -> bool:
     if len(ca) != len(cb):
         return False
@@ -246,13 +124,18 @@ def _same_canonical(ca, cb) -> bool:
 
 
 def _f_symbolic(pairs, X: sympy.Matrix, E: dict):
-    """``f(X)`` with each ``e^{s}`` replaced by the positive symbol ``E[s]`` (keyed by the expanded score)."""
+    """``f(X)`` per head as ``(Σ e^{s_i}, Σ e^{s_i} v·x_i)``, each ``e^{s}`` a positive symbol.
+
+    ``E`` is the assignment of :class:`~proofs.expsymbols.ExpSymbols` (expanded score →
+    symbol ``E0, E1, ...``), filled in place; passing the same dict for both models
+    makes equal scores share one symbol.
+    """
+    table = ExpSymbols("E", separator="", table=E)
     N = X.rows
     q = X.row(N - 1).T
     terms = []
     for W, v in pairs:
-        s = [sympy.expand((X.row(i) * W * q)[0]) for i in range(N)]
-        e = [E.setdefault(si, sympy.Symbol(f"E{len(E)}", positive=True)) for si in s]
+        e = [table((X.row(i) * W * q)[0]) for i in range(N)]
         c = [(X.row(i) * v)[0] for i in range(N)]
         terms.append((sympy.Add(*e), sympy.Add(*[ei * ci for ei, ci in zip(e, c)])))
     return terms
@@ -284,7 +167,10 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
 
     Parameters
     ----------
-    a, b : MultiHead, or lists of ``(W, v)`` sympy matrices (symbolic families)
+    a, b : numeric models, or lists of ``(W, v)`` sympy matrices (symbolic families)
+        A numeric model is duck-typed (:class:`~proofs.constructions.NumericModel`),
+        e.g. an :class:`exact.multihead.MultiHead`; anything else is refused (strings
+        are never turned into sympy objects).
     lengths : tuple of int
         Sequence lengths for the independent symbolic-``X`` check.
     witness_tries, seed : int
@@ -304,18 +190,27 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
 
     Examples
     --------
-    >>> from exact.multihead import MultiHead
-    >>> m = MultiHead.random(2, 2, seed=0)
-    >>> p = prove_equivalent(m, split_v(m, seed=1))
+    With numeric models (e.g. ``MultiHead.random(2, 2, seed=0)`` and its
+    ``split_v``) the calls are the same, and a non-equivalent numeric pair is
+    refuted by a witness in ``details["witness"]``.  Symbolic families:
+
+    >>> A, B = symbolic_family("split", 2, 2)
+    >>> p = prove_equivalent(A, B)
     >>> p.verified, p.details["equivalent"]
     (True, True)
-    >>> prove_equivalent(m, MultiHead.random(2, 2, seed=5)).details["equivalent"]
-    False
+    >>> W, v = A[0]
+    >>> q = prove_equivalent(A, [(W, 2 * v)] + A[1:])  # not a split: v_1 doubled
+    >>> q.verified, q.details["equivalent"]
+    (False, False)
+    >>> prove_equivalent([("W", "v")], B)
+    Traceback (most recent call last):
+    ...
+    TypeError: prove_equivalent: expected a MultiHead or (W, v) pairs of sympy matrices, got str
     """
     if not lengths:
         raise ValueError("lengths: the independent symbolic-X check needs at least one sequence length")
     pa, pb = _as_pairs(a), _as_pairs(b)
-    d = {W.rows for W, _ in pa + pb} | {m.d for m in (a, b) if isinstance(m, MultiHead)}
+    d = {W.rows for W, _ in pa + pb} | {m.d for m in (a, b) if _is_numeric_model(m)}
     if len(d) > 1:
         raise ValueError(f"prove_equivalent: the models have different token dimensions {sorted(d)}")
     d = d.pop() if d else 1
@@ -325,8 +220,9 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
         f"Canonical form of B: {_describe(pb, cb)}.",
     ]
     same = _same_canonical(ca, cb)
-    if isinstance(a, MultiHead) and isinstance(b, MultiHead):
-        exact_same = canonical_form(a) == canonical_form(b)
+    numeric = _is_numeric_model(a) and _is_numeric_model(b)
+    if numeric:
+        exact_same = _numeric_canonical(a) == _numeric_canonical(b)
         if exact_same != same:  # pragma: no cover - the two canonicalisations must agree
             raise AssertionError("symbolic and exact canonical forms disagree")
     if same:
@@ -357,7 +253,7 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
             details={"equivalent": True, "canonical_heads": len(ca), "symbolic_lengths": {str(k): v for k, v in checks.items()}},
         )
     steps.append("The canonical forms differ, so by [KKG26] the maps differ; a witness input shows it.")
-    if not (isinstance(a, MultiHead) and isinstance(b, MultiHead)):
+    if not numeric:
         return Proof(
             name="multi-head non-equivalence",
             statement="f_A ≠ f_B",
@@ -369,14 +265,14 @@ def prove_equivalent(a, b, *, lengths=(1, 2, 3, 4), witness_tries: int = 200, se
     return _refute(a, b, steps, tries=witness_tries, seed=seed)
 
 
-def _refute(a: MultiHead, b: MultiHead, steps: list, *, tries: int, seed: int) -> Proof:
+def _refute(a: NumericModel, b: NumericModel, steps: list, *, tries: int, seed: int) -> Proof:
     rng = _rng(seed)
     for k in range(tries):
         N = 1 + k % 6
         X = [[_rand_q(rng, 2, 3) for _ in range(a.d)] for _ in range(N)]
         fa, fb = a.exact(X), b.exact(X)
         if not fa == fb:  # decided exactly (exp-polynomial normal forms, Lindemann–Weierstrass)
-            ba, bb = fa.ball(200), fb.ball(200)
+            ba, bb = a.ball(X, prec=200), b.ball(X, prec=200)
             steps.append(
                 f"Witness X of length {N} (try {k + 1}): f_A(X) ≈ {ba.str(20, radius=False)} and "
                 f"f_B(X) ≈ {bb.str(20, radius=False)}; inequality decided exactly"
@@ -390,7 +286,7 @@ def _refute(a: MultiHead, b: MultiHead, steps: list, *, tries: int, seed: int) -
                 steps=tuple(steps),
                 details={
                     "equivalent": False,
-                    "witness": [[format_rational(x) for x in row] for row in X],
+                    "witness": [[str(x) for x in row] for row in X],  # "p" or "p/q"
                     "f_A": ba.str(30, radius=False),
                     "f_B": bb.str(30, radius=False),
                 },

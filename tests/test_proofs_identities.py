@@ -16,13 +16,9 @@ from proofs import (
     prove_token_copy,
     prove_transformer_odd_part,
 )
-from proofs.identities import (
-    _ExpTable,
-    _hidden_layer_check,
-    _odd_part_proof,
-    _relu_scalar_checks,
-    _token_copy_checks,
-)
+from proofs.expsymbols import ExpSymbols
+from proofs.token_copy import _token_copy_checks
+from proofs.transformer import _hidden_layer_check, _odd_part_proof, _relu_scalar_checks
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +103,7 @@ def test_oddness_steps_cover_every_size(all_proofs):
 
 def test_exp_table_shares_symbols_only_for_equal_scores():
     x, y = sympy.symbols("x y")
-    table = _ExpTable("E")
+    table = ExpSymbols("E")
     assert table((-x) * (-y)) is table(x * y)
     assert table(-x * y) is not table(x * y)
     assert len(table) == 2

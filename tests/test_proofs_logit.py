@@ -9,7 +9,7 @@ import pytest
 import sympy
 
 from proofs import Proof, prove_logit_primitive
-from proofs.logit import _is_identity, _sigmoid
+from proofs._symbolic import _is_identity, _sigmoid
 
 
 @pytest.fixture(scope="module")
