@@ -43,7 +43,7 @@ from .expfield import exp_form_from_json
 from .floateval import float_rounding_bounds
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
-from .numbers import floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
+from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
 from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
 from .progress import report
 from .sequences import Sequence
@@ -323,7 +323,7 @@ class Certificate:
     def _scope(self) -> str:
         parts = []
         if self.kind == CONSISTENT:
-            acc = f"±{float(self.accuracy):.3g}" + (f" + {float(self.rtol):.3g}·|answer|" if self.rtol else "")
+            acc = f"±{approx(self.accuracy, 3)}" + (f" + {approx(self.rtol, 3)}·|answer|" if self.rtol else "")
             parts.append(f"within the declared accuracy {acc} (plus each float answer's rounding bound)")
         if self.learner is None:
             parts.append("replay only: the transcript is not checked to identify the model")

@@ -106,7 +106,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2)."""
 
     def error(self, message: str):  # type: ignore[override]
-        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see --help)\n")
+        command = self.prog.removeprefix("exact-attention").strip()
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_ERROR, f"exact-attention: error: {where}{message} (see {self.prog} --help)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 from .errors import OracleInconsistent, PrecisionInsufficient
-from .numbers import floor_log2
+from .numbers import approx, floor_log2
 
 __all__ = [
     "Grid",
@@ -74,12 +74,12 @@ class Grid:
             if lo <= a <= hi:
                 return a
             raise OracleInconsistent(
-                f"{what}: the ball [{float(lo):.17g}, {float(hi):.17g}] holds no point of "
+                f"{what}: the ball [{approx(lo, 17)}, {approx(hi, 17)}] holds no point of "
                 f"grid {self.name}; the value is not on the declared grid"
             )
         if a is None and b is None and (lo > 0 or hi < 0) and lo * hi > 0:
             raise OracleInconsistent(
-                f"{what}: the ball [{float(lo):.6g}, {float(hi):.6g}] lies outside the range of "
+                f"{what}: the ball [{approx(lo, 6)}, {approx(hi, 6)}] lies outside the range of "
                 f"grid {self.name}"
             )
         return None
@@ -227,8 +227,8 @@ def require_identified(grid: Grid, lo: Fraction, hi: Fraction, *, what: str) -> 
     if g is None:
         mid = (lo + hi) / 2
         raise PrecisionInsufficient(
-            f"{what}: the oracle's answers pin it only to ±{float((hi - lo) / 2):.3g} around "
-            f"{float(mid):.17g}, too wide to single out a point of grid {grid.name}; "
+            f"{what}: the oracle's answers pin it only to ±{approx((hi - lo) / 2, 3)} around "
+            f"{approx(mid, 17)}, too wide to single out a point of grid {grid.name}; "
             f"grids certifiable at this accuracy: {certifiable_grids(hi - lo, mid)}"
         )
     return g

@@ -25,12 +25,12 @@ from typing import ClassVar
 import numpy as np
 from flint import fmpq, fmpq_mat
 
-from .errors import InvalidNumber, ShapeError
+from .errors import InvalidArgument, InvalidNumber, ShapeError
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
 from .grids import FloatGrid, Grid, RationalGrid, parse_grid
-from .numbers import floor_log2, format_rational, to_fmpq, to_fraction
+from .numbers import approx, floor_log2, format_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
 __all__ = ["SingleHead", "as_matrix", "as_vector", "evaluate_float"]
@@ -259,8 +259,11 @@ class SingleHead:
         v_zeros : int
             How many entries of ``v`` to set to zero (at random positions, at most d-1).
         rank : int or None
-            Make ``W = A B`` with ``A`` d×rank and ``B`` rank×d of grid entries, so
-            ``rank(W) <= rank`` (then W's entries are not on the grid).
+            Make ``W = A B`` with ``A`` d×rank and ``B`` rank×d, so ``rank(W) <= rank``.
+            On a rational or dyadic grid the factors are on the grid (then W's entries
+            in general are not); on a float grid the factors are small integers times
+            a power of two, chosen so that **W itself is on the grid** (every entry of
+            ``A B`` is an integer below ``2^precision`` times one power of two).
 
         Examples
         --------
@@ -284,11 +287,14 @@ class SingleHead:
         if rank is None:
             W = [[draw() for _ in range(d)] for _ in range(d)]
         else:
-            if not 0 <= rank <= d:
-                raise ValueError(f"rank: expected 0 <= rank <= d = {d}, got {rank}")
-            A = [[draw() for _ in range(rank)] for _ in range(d)]
-            B = [[draw() for _ in range(d)] for _ in range(rank)]
-            W = [[sum((A[i][k] * B[k][j] for k in range(rank)), Fraction(0)) for j in range(d)] for i in range(d)]
+            if not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= d:
+                raise InvalidArgument(f"rank: expected an integer 0 <= rank <= d = {d}, got {rank!r}")
+            if isinstance(g, FloatGrid):
+                W = _low_rank_on_float_grid(g, rng, d, rank, b)
+            else:
+                A = [[draw() for _ in range(rank)] for _ in range(d)]
+                B = [[draw() for _ in range(d)] for _ in range(rank)]
+                W = [[sum((A[i][k] * B[k][j] for k in range(rank)), Fraction(0)) for j in range(d)] for i in range(d)]
         v = [draw() for _ in range(d)]
         for _ in range(1000):  # redraw zeros: only v_zeros entries may be zero
             if all(v):
@@ -296,7 +302,7 @@ class SingleHead:
             v = [x if x else draw() for x in v]
         else:
             raise ValueError(
-                f"bound: entries of size {float(b):.3g} round to 0 on grid {g.name} almost always; "
+                f"bound: entries of size {approx(b, 3)} round to 0 on grid {g.name} almost always; "
                 "use a larger bound or a finer grid"
             )
         for i in rng.choice(d, size=v_zeros, replace=False):
@@ -444,7 +450,29 @@ def _describe(data) -> str:
 
 def _size(x: Fraction) -> str:
     """A short decimal rendering of a possibly huge rational, for messages."""
-    return f"{float(x):.3g}" if abs(x) < 10**300 else f"about 2^{floor_log2(abs(x))}"
+    return f"{approx(x, 3)}" if abs(x) < 10**300 else f"about 2^{floor_log2(abs(x))}"
+
+
+def _low_rank_on_float_grid(g: FloatGrid, rng: np.random.Generator, d: int, rank: int, bound: Fraction) -> list:
+    """``W = A B`` of rank <= ``rank`` whose entries are all points of the float grid ``g``.
+
+    ``A`` and ``B`` hold integers below ``2^m`` in magnitude with ``rank·4^m <= 2^precision``,
+    so every entry of ``A B`` is an integer the grid's significand can hold; one power of
+    two then scales the largest possible entry to about ``bound``.
+    """
+    m = (g.precision - max(rank - 1, 0).bit_length()) // 2
+    if m < 1:
+        raise InvalidArgument(
+            f"rank: grid {g.name} has {g.precision} significand bits, too few for a rank-{rank} W = A·B on the grid"
+        )
+    top = (1 << m) - 1
+    A = rng.integers(-top, top + 1, size=(d, rank)).tolist()
+    B = rng.integers(-top, top + 1, size=(rank, d)).tolist()
+    scale = Fraction(2) ** (floor_log2(bound) - floor_log2(Fraction(max(rank, 1) * top * top)) if top else 0)
+    W = [[sum(A[i][k] * B[k][j] for k in range(rank)) * scale for j in range(d)] for i in range(d)]
+    if any(not g.contains(x) for row in W for x in row):
+        raise InvalidArgument(f"bound: {_size(bound)} puts a rank-{rank} W outside the range of grid {g.name}")
+    return W
 
 
 def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):

@@ -31,6 +31,7 @@ __all__ = [
     "simplest_between",
     "simplest_in_ball",
     "floor_log2",
+    "approx",
 ]
 
 
@@ -419,3 +420,24 @@ def _simplest_positive(a: int, b: int, c: int, e: int) -> tuple[int, int]:
     for t in reversed(terms[:-1]):
         p, q = t * p + q, p
     return p, q
+
+
+def approx(x, digits: int = 6) -> str:
+    """A short decimal rendering of a rational of any size, for messages (never overflows).
+
+    >>> approx(Fraction(1, 3)), approx(Fraction(10**400, 3)), approx(Fraction(-1, 10**400), 3)
+    ('0.333333', '3.33333e+399', '-1e-400')
+    """
+    q = x if isinstance(x, Fraction) else to_fraction(x)
+    if q == 0:
+        return "0"
+    if 2.0**-1000 < abs(q) < 2.0**1000:
+        return f"{float(q):.{digits}g}"
+    e = floor_log2(abs(q))
+    k = int(e * 0.30102999566398120)  # an estimate of floor(log10|q|), corrected below
+    while abs(q) >= Fraction(10) ** (k + 1):
+        k += 1
+    while abs(q) < Fraction(10) ** k:
+        k -= 1
+    mantissa = q / Fraction(10) ** k
+    return f"{float(mantissa):.{digits}g}e{k:+d}"

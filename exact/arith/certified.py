@@ -18,7 +18,7 @@ from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
-from ..numbers import ball_interval, floor_log2, to_fmpq
+from ..numbers import approx, ball_interval, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball
 from .base import Arithmetic, primitive_form
 
@@ -83,7 +83,7 @@ class CertifiedArithmetic(Arithmetic):
             grids = certifiable_grids(hi - lo, (lo + hi) / 2) if hi > lo else "none"
             raise PrecisionInsufficient(
                 f"{what}: the oracle's declared accuracy cannot certify it on grid "
-                f"{self.grid.name if self.grid else None} (ball [{float(lo):.6g}, {float(hi):.6g}]); "
+                f"{self.grid.name if self.grid else None} (ball [{approx(lo, 6)}, {approx(hi, 6)}]); "
                 f"grids certifiable at this accuracy: {grids}"
             )
         if 2 * prec > self.max_prec:

@@ -4,10 +4,27 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import PrecisionInsufficient
+from ..errors import OracleInconsistent, PrecisionInsufficient
+from ..numbers import approx
 from .base import Arithmetic
 
 __all__ = ["FloatArithmetic"]
+
+
+def _floats(answers) -> np.ndarray:
+    """The answers as float64, refusing (not overflowing on) answers beyond float64's range."""
+    out = np.empty(len(answers))
+    for i, a in enumerate(answers):
+        try:
+            out[i] = float(a)
+        except OverflowError:
+            out[i] = np.inf
+        if not np.isfinite(out[i]):
+            raise OracleInconsistent(
+                f"answer #{i} is about {approx(a)}, beyond float64's range: float mode cannot use it "
+                "(use mode='certified' with a grid)"
+            )
+    return out
 
 
 class FloatArithmetic(Arithmetic):
@@ -23,10 +40,10 @@ class FloatArithmetic(Arithmetic):
 
     def _err(self, answers) -> np.ndarray:
         """Declared answer errors, plus the rounding of exact answers to float64."""
-        return np.array([float(self.oracle.error_bound(a)) + 2.0**-53 * abs(float(a)) for a in answers])
+        return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(_floats(answers))
 
     def values(self, answers, names):
-        y = np.array([float(a) for a in answers])
+        y = _floats(answers)
         self._value_err = dict(zip(names, self._err(answers)))
         self._max_error = max(self._max_error, float(self._err(answers).max(initial=0.0)))
         return [float(x) for x in y]
@@ -39,7 +56,7 @@ class FloatArithmetic(Arithmetic):
         return self.combine(answers, measurements, [[(1, m)] for m in range(len(answers))], None)
 
     def combine(self, answers, measurements, combos, names):
-        y = np.array([float(a) for a in answers])
+        y = _floats(answers)
         base = np.array([float(m.base) for m in measurements])
         slope = np.array([float(m.slope) for m in measurements])
         scale = np.array([float(m.scale) for m in measurements])
