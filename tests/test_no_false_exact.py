@@ -4,14 +4,19 @@ Each test reproduces a way in which an earlier version returned a wrong model wi
 ``exact=True`` and a holding certificate, and checks it no longer can.
 """
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from exact import CallableOracle, SingleHead, learn_single_head
-from exact.errors import ExactAttentionError, InvalidNumber
+from exact import CallableOracle, ExactOracle, FloatOracle, MultiHead, SingleHead, learn_low_rank, learn_single_head
+from exact.certify import Certificate, certificate_from_json, certificate_to_json
+from exact.errors import ExactAttentionError, InvalidNumber, OracleInconsistent
+from exact.io import model_from_json
 from exact.numbers import to_fraction
+from exact.oracles import FloatAnswer, Query
+from exact.sequences import Sequence
 
 
 # -- A1: answers wider than float64 are taken at their exact value ----------------------
@@ -56,9 +61,6 @@ def test_longdouble_callable_on_a_fine_dyadic_grid_is_never_wrong():
 
 
 # -- A2: a rank bound below the truth is detected, not returned as exact ------------------
-
-from exact import ExactOracle, MultiHead, learn_low_rank  # noqa: E402
-from exact.errors import OracleInconsistent  # noqa: E402
 
 
 def _rank2(d=6, seed=3):
@@ -159,14 +161,6 @@ def test_checks_are_counted_apart_and_use_fresh_randomness():
 
 
 # -- A4: certificates state what they check, and check it ------------------------------------
-
-import dataclasses  # noqa: E402
-
-from exact import CallableOracle, FloatOracle  # noqa: E402
-from exact.certify import Certificate, certificate_from_json, certificate_to_json  # noqa: E402
-from exact.io import model_from_json  # noqa: E402
-from exact.oracles import FloatAnswer, Query  # noqa: E402
-from exact.sequences import Sequence  # noqa: E402
 
 
 def test_hand_made_low_rank_certificate_of_repeated_basis_queries_fails():
