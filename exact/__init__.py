@@ -7,6 +7,10 @@ from .certify import Certificate, CheckReport, check_transcript
 from .errors import (
     CertificateInvalid,
     ExactAttentionError,
+    InvalidArgument,
+    InvalidFormat,
+    MissingDependency,
+    SolverFailed,
     InvalidNumber,
     NotIdentifiable,
     OracleInconsistent,
@@ -26,7 +30,10 @@ from .learn import (
 from .canonical import canonical_factors, canonical_form
 from .models import SingleHead
 from .multihead import MultiHead
-from .oracles import CallableOracle, ExactAnswer, ExactOracle, FloatOracle, Oracle
+from .oracles import BaseOracle, CallableOracle, ExactAnswer, ExactOracle, FloatOracle
+from .protocols import Model, Oracle
+from . import registry
+from .registry import LearnerSpec, register
 from .sequences import Sequence
 
 __version__ = "0.1.0"
@@ -38,6 +45,8 @@ __all__ = [
     "canonical_factors",
     "Sequence",
     "Oracle",
+    "Model",
+    "BaseOracle",
     "ExactOracle",
     "FloatOracle",
     "CallableOracle",
@@ -48,6 +57,9 @@ __all__ = [
     "low_rank_query_count",
     "learn_low_rank_cs",
     "LearnResult",
+    "registry",
+    "LearnerSpec",
+    "register",
     "Certificate",
     "CheckReport",
     "check_transcript",
@@ -60,5 +72,9 @@ __all__ = [
     "QueryBudgetExceeded",
     "OracleInconsistent",
     "CertificateInvalid",
+    "InvalidArgument",
+    "InvalidFormat",
+    "MissingDependency",
+    "SolverFailed",
     "__version__",
 ]

@@ -232,7 +232,7 @@ class Certificate:
     --------
     >>> from exact.models import SingleHead
     >>> from exact.oracles import ExactOracle
-    >>> from exact.learn import learn_single_head
+    >>> from exact import learn_single_head
     >>> truth = SingleHead([[2, 0], [1, "1/3"]], [1, -1])
     >>> cert = learn_single_head(ExactOracle(truth), check_seed=0).certificate
     >>> print(cert.check().message)  # doctest: +NORMALIZE_WHITESPACE

@@ -147,6 +147,16 @@ class QMatrix:
         """The transpose."""
         return QMatrix._wrap(self._m.transpose())
 
+    def matvec(self, x: Sequence) -> list:
+        """``self @ x`` for a vector given as a list (entries ``fmpq``), as a list of ``fmpq``."""
+        col = fmpq_mat(len(x), 1, [_q(t) for t in x])
+        out = self._m * col
+        return [out[i, 0] for i in range(out.nrows())]
+
+    def det(self) -> fmpq:
+        """The exact determinant of a square matrix."""
+        return self._m.det()
+
     def inv(self) -> "QMatrix":
         """The exact inverse (``ZeroDivisionError`` if singular)."""
         return QMatrix._wrap(self._m.inv())

@@ -23,9 +23,10 @@ from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
+from .linalg import QMatrix
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -149,8 +150,8 @@ class SingleHead:
         return [[to_fmpq(x) for x in r] for r in self.W]
 
     @cached_property
-    def _Wmat(self) -> fmpq_mat:
-        return fmpq_mat(self.d, self.d, [x for r in self._Wq for x in r])
+    def _Wmat(self) -> QMatrix:
+        return QMatrix(self.d, self.d, [x for r in self._Wq for x in r])
 
     @cached_property
     def _vq(self) -> list:
@@ -196,14 +197,14 @@ class SingleHead:
                 s.append(si)
                 c.append(ci)
         else:
-            col = fmpq_mat(self.d, 1, [0] * self.d)
+            col = [zero] * self.d
             for b, y in last:
-                col[b, 0] = y
-            w = self._Wmat * col
+                col[b] = y
+            w = self._Wmat.matvec(col)
             for r in rows:
                 si = ci = zero
                 for a, x in r:
-                    si += x * w[a, 0]
+                    si += x * w[a]
                     ci += x * vq[a]
                 s.append(si)
                 c.append(ci)

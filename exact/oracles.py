@@ -36,7 +36,7 @@ from .numbers import to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
 __all__ = [
-    "Oracle",
+    "BaseOracle",
     "ExactOracle",
     "CallableOracle",
     "FloatOracle",
@@ -100,7 +100,7 @@ def answer_ball(answer, prec: int, error: Fraction = Fraction(0)) -> arb:
 class FloatAnswer(float):
     """A float64 answer that carries the bound on its own rounding error (``.error``).
 
-    It behaves as a plain float everywhere; :meth:`Oracle.error_bound` adds ``.error``
+    It behaves as a plain float everywhere; :meth:`BaseOracle.error_bound` adds ``.error``
     to the oracle's declared accuracy.
     """
 
@@ -123,8 +123,11 @@ class Query:
     answer: Any
 
 
-class Oracle:
-    """Base class: counting, budget, transcript, input validation.
+class BaseOracle:
+    """Base class of the library's oracles: counting, budget, transcript, input validation.
+
+    It implements the :class:`~exact.protocols.Oracle` protocol; any object with that
+    interface is an oracle too.
 
     Subclasses implement ``_answer(seq)`` (and may override ``_answer_batch``).
 
@@ -234,7 +237,7 @@ class Oracle:
         return f"{type(self).__name__}(d={self.d}, count={self._count}, budget={self.budget})"
 
 
-class ExactOracle(Oracle):
+class ExactOracle(BaseOracle):
     """Exact answers of a model with rational parameters.
 
     Parameters
@@ -261,7 +264,7 @@ class ExactOracle(Oracle):
         return ExactAnswer(self.__model.exact(seq))
 
 
-class CallableOracle(Oracle):
+class CallableOracle(BaseOracle):
     """Wrap any Python function ``X -> number`` as an oracle with a declared accuracy.
 
     Parameters
