@@ -12,34 +12,16 @@ Symmetric objects are compared through these functions, never directly.
 
 from __future__ import annotations
 
+from .linalg import QMatrix
+from .numbers import to_fraction
 
-from flint import fmpq_mat
-
-from .numbers import to_fmpq, to_fraction
-
-__all__ = ["canonical_factors", "canonical_form", "exact_rank", "pivot_columns", "to_fmpq_mat", "from_fmpq_mat"]
+__all__ = ["canonical_factors", "canonical_form", "exact_rank"]
 
 
-def to_fmpq_mat(M) -> fmpq_mat:
-    """A matrix of Fractions (tuple of rows) as a flint ``fmpq_mat``."""
-    rows = len(M)
-    cols = len(M[0]) if rows else 0
-    return fmpq_mat(rows, cols, [to_fmpq(x) for r in M for x in r])
-
-
-def from_fmpq_mat(M: fmpq_mat) -> tuple:
-    """A flint ``fmpq_mat`` as a tuple of rows of Fractions."""
-    return tuple(tuple(to_fraction(M[i, j]) for j in range(M.ncols())) for i in range(M.nrows()))
-
-
-def pivot_columns(M: fmpq_mat) -> list[int]:
-    """The pivot columns of the reduced row echelon form of ``M`` (independent columns).
-
-    >>> pivot_columns(to_fmpq_mat([[0, 1, 2], [0, 2, 4]]))
-    [1]
-    """
-    R, rank = M.rref()
-    return [next(j for j in range(R.ncols()) if R[i, j] != 0) for i in range(rank)]
+def _matrix(M) -> QMatrix:
+    if isinstance(M, QMatrix):
+        return M
+    return QMatrix.from_rows([[to_fraction(x) for x in r] for r in M])
 
 
 def exact_rank(M) -> int:
@@ -48,8 +30,7 @@ def exact_rank(M) -> int:
     >>> exact_rank([[1, 2], [2, 4]])
     1
     """
-    A = to_fmpq_mat([[to_fraction(x) for x in r] for r in M])
-    return A.rank()
+    return _matrix(M).rank()
 
 
 def canonical_factors(W) -> tuple[tuple, tuple]:
@@ -61,7 +42,7 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
 
     Parameters
     ----------
-    W : d×d matrix of exact numbers
+    W : d×d matrix of exact numbers, or a :class:`~exact.linalg.QMatrix`
 
     Returns
     -------
@@ -75,14 +56,13 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     >>> K
     ((Fraction(2, 1), Fraction(1, 1)),)
     """
-    M = to_fmpq_mat([[to_fraction(x) for x in r] for r in W])
+    M = _matrix(W)
     R, rank = M.rref()
-    pivots = pivot_columns(M)
-    Q = tuple(tuple(to_fraction(R[i, j]) for j in range(R.ncols())) for i in range(rank))
-    K = tuple(tuple(to_fraction(M[i, p]) for i in range(M.nrows())) for p in pivots)
+    n = M.shape[1]
+    pivots = [next(j for j in range(n) if R.entry(i, j) != 0) for i in range(rank)]
+    Q = R.submatrix(range(rank), range(n)).rows()
+    K = M.submatrix(range(M.shape[0]), pivots).T.rows()
     return K, Q
-
-
 
 
 def canonical_form(model):

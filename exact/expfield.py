@@ -171,8 +171,23 @@ class ExpRatio:
             d = ExpPoly.__new__(ExpPoly)
             d._terms = ((scores[0], _ONE_Q),)
             return cls(n, d)
+        if len(scores) == 2:  # the logit primitive's queries: no sort, no merge loop
+            (s0, s1), (c0, c1) = scores, values
+            n = ExpPoly.__new__(ExpPoly)
+            d = ExpPoly.__new__(ExpPoly)
+            if s0 == s1:
+                c = c0 + c1
+                n._terms = ((s0, c),) if c != 0 else ()
+                d._terms = ((s0, _TWO_Q),)
+            else:
+                if s1 < s0:
+                    s0, s1, c0, c1 = s1, s0, c1, c0
+                n._terms = tuple(t for t in ((s0, c0), (s1, c1)) if t[1] != 0)
+                d._terms = ((s0, _ONE_Q), (s1, _ONE_Q))
+            return cls(n, d)
         order = sorted(range(len(scores)), key=scores.__getitem__)
-        num, den = [], []
+        num: list = []
+        den: list = []
         last = None
         for i in order:
             s, c = scores[i], values[i]
@@ -272,6 +287,7 @@ class ExpRatio:
 
 _LOG2E = 1.4426950408889634
 _ONE_Q = fmpq(1)
+_TWO_Q = fmpq(2)
 _ONE = arb(1)
 
 

@@ -27,7 +27,7 @@ from fractions import Fraction
 from flint import fmpq, fmpq_mat
 
 from .errors import ShapeError
-from .numbers import to_fmpq, to_fraction
+from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = ["QMatrix"]
 
@@ -108,10 +108,18 @@ class QMatrix:
 
     def rows(self) -> tuple[tuple[Fraction, ...], ...]:
         """The entries as a tuple of rows of Fractions."""
-        m = self._m
-        return tuple(
-            tuple(Fraction(int(m[i, j].p), int(m[i, j].q)) for j in range(m.ncols())) for i in range(m.nrows())
-        )
+        n, m = self.shape
+        flat = [coprime_fraction(int(x.p), int(x.q)) for x in self._m.entries()]
+        return tuple(tuple(flat[i * m : (i + 1) * m]) for i in range(n))
+
+    def entries(self) -> list:
+        """The entries, row by row, as flint ``fmpq``."""
+        return self._m.entries()
+
+    def int_form(self) -> tuple[list[list[int]], int]:
+        """``(N, D)`` with ``self = N / D``: integer rows over the least common denominator."""
+        num, den = self._m.numer_denom()
+        return [[int(x) for x in row] for row in num.tolist()], int(den)
 
     def column(self, j: int) -> list[fmpq]:
         return [self._m[i, j] for i in range(self._m.nrows())]

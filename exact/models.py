@@ -17,6 +17,7 @@ arXiv 2601.16873 (ICML 2026), Sec. 2.
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
@@ -35,6 +36,8 @@ from .numbers import approx, floor_log2, format_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
 __all__ = ["SingleHead", "as_matrix", "as_vector", "evaluate_float"]
+
+_ZERO = fmpq(0)
 
 
 def as_matrix(M, *, name: str, rows: int | None = None, cols: int | None = None) -> tuple:
@@ -141,12 +144,33 @@ class SingleHead:
         """The token dimension."""
         return len(self.v)
 
+    @classmethod
+    def _from_qmatrix(cls, W: QMatrix, v: tuple) -> "SingleHead":
+        """Trusted constructor for learners: ``W`` an exact :class:`QMatrix`, ``v`` a tuple of
+        Fractions; skips re-validation and keeps the flint matrix for rank and evaluation."""
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "W", W.rows())
+        object.__setattr__(obj, "v", tuple(v))
+        obj.__dict__["_Wmat"] = W
+        return obj
+
+    def magnitude_bits(self) -> int:
+        """An integer ``e`` with every ``|W_ij|, |v_i| < 2^e`` (from integer sizes: cheap at any d)."""
+        Wint, Dw, vint, Dv = self._int_form
+        top_w = max((max(row, default=0) for row in Wint), default=0)
+        low_w = min((min(row, default=0) for row in Wint), default=0)
+        top_v = max(map(abs, vint), default=0)
+        return max(max(top_w, -low_w).bit_length() - Dw.bit_length(), top_v.bit_length() - Dv.bit_length()) + 1
+
     def parameters(self) -> tuple:
         """Every parameter as one flat tuple of Fractions: ``W`` row by row, then ``v``."""
         return tuple(x for row in self.W for x in row) + self.v
 
     @cached_property
     def _Wq(self) -> list:
+        if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions
+            flat, d = self._Wmat.entries(), self.d
+            return [flat[i * d : (i + 1) * d] for i in range(d)]
         return [[to_fmpq(x) for x in r] for r in self.W]
 
     @cached_property
@@ -185,7 +209,17 @@ class SingleHead:
         vq = self._vq
         zero = fmpq(0)
         s, c = [], []
-        if len(last) <= 4:  # sparse query token: W x_N touches len(last) columns
+        if len(last) == 1:  # a basis-like query token y·e_b: W x_N is y times column b
+            Wq = self._Wq
+            b, y = last[0]
+            for r in rows:
+                si = ci = zero
+                for a, x in r:
+                    ci += x * vq[a]
+                    si += x * Wq[a][b]
+                s.append(si * y)
+                c.append(ci)
+        elif len(last) <= 4:  # sparse query token: W x_N touches len(last) columns
             Wq = self._Wq
             for r in rows:
                 si = ci = zero
@@ -196,22 +230,89 @@ class SingleHead:
                         si += x * row[b] * y
                 s.append(si)
                 c.append(ci)
-        else:
-            col = [zero] * self.d
-            for b, y in last:
-                col[b] = y
-            w = self._Wmat.matvec(col)
-            for r in rows:
-                si = ci = zero
-                for a, x in r:
-                    si += x * w[a]
-                    ci += x * vq[a]
-                s.append(si)
-                c.append(ci)
+        else:  # a dense query token: integer arithmetic over common denominators
+            return self._dense_scores(seq)
         return s, c
+
+    # Dense tokens make rational sums whose denominators grow term by term; over a common
+    # denominator the sums are sums of Python integers, several times faster.  Each
+    # token's integer form and each query token's W x_N are remembered (by identity, then
+    # by value), so probes that share a token pay for it once.
+
+    @cached_property
+    def _int_form(self) -> tuple:
+        """``(W_int, D_W, v_int, D_v)`` with ``W = W_int / D_W`` and ``v = v_int / D_v``."""
+        Wint, Dw = self._Wmat.int_form()
+        Dv = math.lcm(*(x.denominator for x in self.v))
+        vint = [x.numerator * (Dv // x.denominator) for x in self.v]
+        return Wint, Dw, vint, Dv
+
+    def _dense_scores(self, seq) -> tuple[list, list]:
+        _, Dw, vint, Dv = self._int_form
+        ints = seq._int_rows
+        last = ints[-1]
+        w, Dn = self._column(last)
+        dots = self.__dict__.setdefault("_dots", {})
+        s, c = [], []
+        for row in ints:
+            D, dense, pairs = row
+            hit = dots.get(id(row))
+            if hit is not None and hit[0] is row and hit[1] is last:  # a token shared by many probes
+                s.append(hit[2])
+                c.append(hit[3])
+                continue
+            if dense is not None:
+                sn, cn = sum(map(operator.mul, dense, w)), sum(map(operator.mul, dense, vint))
+            else:
+                sn, cn = sum([x * w[a] for a, x in pairs]), sum([x * vint[a] for a, x in pairs])
+            s.append(fmpq(sn, D * Dw * Dn))
+            c.append(fmpq(cn, D * Dv))
+            if row is last:  # the query token recurs in every probe of its column
+                if len(dots) >= 64:
+                    dots.pop(next(iter(dots)))
+                dots[id(row)] = (row, last, s[-1], c[-1])  # holds both, so their ids stay theirs
+        return s, c
+
+    def _column(self, last: tuple) -> tuple:
+        """``(W_int x, D)`` with ``W x_N = W_int x / (D_W D)`` for a query token in integer form.
+
+        Remembered by identity first (probes of one sketch column share their token),
+        then by value; either way the product is computed once per token.
+        """
+        cache = self.__dict__.setdefault("_columns", {})
+        hit = cache.get(id(last))
+        if hit is not None and hit[0] is last:
+            return hit[1]
+        D, dense, pairs = last
+        key = (D, tuple(dense) if dense is not None else tuple(pairs))
+        by_value = self.__dict__.setdefault("_columns_by_value", {})
+        w = by_value.get(key)
+        if w is None:
+            Wint = self._int_form[0]
+            if dense is not None:
+                col = [sum(map(operator.mul, row, dense)) for row in Wint]
+            else:
+                col = [sum([row[b] * y for b, y in pairs]) for row in Wint]
+            w = (col, D)
+            if len(by_value) >= 64:
+                by_value.pop(next(iter(by_value)))
+            by_value[key] = w
+        if len(cache) >= 64:
+            cache.pop(next(iter(cache)))
+        cache[id(last)] = (last, w)  # holds `last`, so its id stays its own while cached
+        return w
 
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
+        if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1:
+            # the logit primitive's queries [a; y·e_b]: scores and values inline
+            r0, ((b, y),) = X._fmpq_rows
+            Wq, vq = self._Wq, self._vq
+            s0 = c0 = _ZERO
+            for a, x in r0:
+                s0 += x * Wq[a][b]
+                c0 += x * vq[a]
+            return ExpRatio.softmax((s0 * y, Wq[b][b] * y * y), (c0, vq[b] * y))
         s, c = self.scores(X)
         return ExpRatio.softmax(s, c)
 

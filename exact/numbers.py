@@ -32,6 +32,7 @@ __all__ = [
     "simplest_in_ball",
     "floor_log2",
     "approx",
+    "coprime_fraction",
 ]
 
 
@@ -441,3 +442,27 @@ def approx(x, digits: int = 6) -> str:
         k -= 1
     mantissa = q / Fraction(10) ** k
     return f"{float(mantissa):.{digits}g}e{k:+d}"
+
+
+def _make_coprime():
+    probe = getattr(Fraction, "_from_coprime_ints", None)
+    if probe is not None:  # Python >= 3.12
+        return probe
+    try:
+        Fraction(2, 4, _normalize=False)  # type: ignore[call-arg]
+    except TypeError:  # pragma: no cover - an interpreter without either shortcut
+        return Fraction
+    return lambda p, q: Fraction(p, q, _normalize=False)  # type: ignore[call-arg]
+
+
+_COPRIME = _make_coprime()
+
+
+def coprime_fraction(p: int, q: int) -> Fraction:
+    """``Fraction(p, q)`` for ``p, q`` already coprime with ``q > 0`` (flint's ``fmpq`` always
+    is), without the gcd that normalisation would spend.
+
+    >>> coprime_fraction(-3, 4) == Fraction(-3, 4)
+    True
+    """
+    return _COPRIME(p, q)

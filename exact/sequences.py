@@ -9,9 +9,9 @@ the query token.  Anything array-like is validated and converted by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from fractions import Fraction
-from functools import cached_property
 
 import numpy as np
 from flint import fmpq
@@ -20,12 +20,12 @@ from .errors import InvalidNumber, ShapeError
 from .jsonfields import check_fields, describe_json, short_repr
 from .numbers import format_rational, to_fraction
 
-__all__ = ["Sequence", "as_sequence"]
+__all__ = ["Sequence", "as_sequence", "int_row"]
 
 Row = tuple  # tuple[tuple[int, Fraction], ...]: sorted (index, nonzero value) pairs
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Sequence:
     """``N`` tokens in ``Q^d``; ``rows[i]`` lists the nonzero ``(index, value)`` pairs of token i.
 
@@ -40,6 +40,13 @@ class Sequence:
 
     d: int
     rows: tuple
+    # The rows with flint ``fmpq`` values, for fast exact evaluation: computed once, on
+    # demand, or handed over by a learner that already has them.
+    _fq: tuple | None = field(default=None, compare=False, repr=False, hash=False)
+    # Per token, ``(D, dense, pairs)`` with token = integers / D: ``dense`` a list of d
+    # integers for a dense token (more than d/4 nonzeros), else ``pairs`` of
+    # ``(index, integer)``.  Exact evaluation of dense tokens runs on these.
+    _ints: tuple | None = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
@@ -145,17 +152,47 @@ class Sequence:
         return cls.sparse(d, [{i: 1}])
 
     @classmethod
-    def _exact(cls, d: int, rows: tuple) -> "Sequence":
-        """Trusted constructor for learners: ``rows`` are sorted ``(index, Fraction)`` pairs, nonzero."""
+    def _exact(cls, d: int, rows: tuple, fq: tuple | None = None, ints: tuple | None = None) -> "Sequence":
+        """Trusted constructor for learners: ``rows`` are sorted ``(index, Fraction)`` pairs, nonzero;
+        ``fq`` and ``ints``, if given, the same rows with ``fmpq`` values and in integer form."""
         seq = cls.__new__(cls)
         object.__setattr__(seq, "d", d)
         object.__setattr__(seq, "rows", rows)
+        object.__setattr__(seq, "_fq", fq)
+        object.__setattr__(seq, "_ints", ints)
         return seq
 
-    @cached_property
+    @property
+    def _int_rows(self) -> tuple:
+        """The tokens in integer form (see the ``_ints`` slot), computed once."""
+        ints = self._ints
+        if ints is None:
+            ints = tuple(int_row(r, self.d) for r in self.rows)
+            object.__setattr__(self, "_ints", ints)
+        return ints
+
+    def __eq__(self, other) -> bool:
+        if self is other:
+            return True
+        if not isinstance(other, Sequence):
+            return NotImplemented
+        if self.d != other.d or len(self.rows) != len(other.rows):
+            return False
+        if (self._ints is None or other._ints is None) and self._fq is not None and other._fq is not None:
+            return self._fq == other._fq  # flint rationals, compared in C
+        return self._int_rows == other._int_rows  # a canonical integer form, compared in C
+
+    def __hash__(self) -> int:
+        return hash((self.d, self.rows))
+
+    @property
     def _fmpq_rows(self) -> tuple:
         """The rows with ``fmpq`` values, for fast exact evaluation (computed once)."""
-        return tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
+        fq = self._fq
+        if fq is None:
+            fq = tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
+            object.__setattr__(self, "_fq", fq)
+        return fq
 
     @property
     def length(self) -> int:
@@ -237,6 +274,19 @@ class Sequence:
                     raise ShapeError(f"sequence: index with {len(k)} digits out of range for d={d}")
             rows.append({int(k): to_fraction(v, name=f"X[{k}]") for k, v in r.items()})
         return cls.sparse(d, rows)
+
+
+def int_row(row: tuple, d: int) -> tuple:
+    """A token's integer form ``(D, dense, pairs)``: values = integers / D, dense when it has
+    more than d/4 nonzeros (a list of d integers), else ``(index, integer)`` pairs."""
+    dens = [x.denominator for _, x in row]
+    D = math.lcm(*dens) if dens else 1
+    if 4 * len(row) > d:
+        dense = [0] * d
+        for j, x in row:
+            dense[j] = x.numerator * (D // x.denominator)
+        return D, dense, None
+    return D, None, [(j, x.numerator * (D // x.denominator)) for j, x in row]
 
 
 def as_sequence(X, *, d: int | None = None) -> Sequence:

@@ -18,7 +18,7 @@ from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
-from ..numbers import approx, ball_interval, floor_log2, to_fmpq
+from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball
 from .base import Arithmetic, primitive_form
 
@@ -128,7 +128,7 @@ class CertifiedArithmetic(Arithmetic):
             if not (alpha > 0 and alpha < 1):
                 if alpha <= 0 or alpha >= 1:
                     raise OracleInconsistent(
-                        f"{what}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
+                        f"{_name(what)}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
                         "the oracle is not a single softmax head"
                     )
                 return None, 0
@@ -161,10 +161,11 @@ class CertifiedArithmetic(Arithmetic):
 
         With a grid, each parameter is the unique grid point in the ball of its combo.
         Without one, every logit is identified as the simplest rational in its ball and
-        confirmed exactly: by ``confirm(values, pending)`` if given (it returns the
-        measurements whose answers the candidate model does not reproduce, typically by
-        replaying the transcript, so the last call *is* the certificate), else one
-        answer at a time against ``base + slope·σ(ℓ)``.
+        confirmed exactly: by ``confirm(values, pending)`` if given (``values`` are the
+        candidate parameters as flint ``fmpq``; it returns the measurements whose answers
+        the candidate model does not reproduce, typically by replaying the transcript, so
+        the last call *is* the certificate), else one answer at a time against
+        ``base + slope·σ(ℓ)``.
         """
         approximate = not self.oracle.exact
         if self.grid is not None:
@@ -176,8 +177,19 @@ class CertifiedArithmetic(Arithmetic):
             for _, m in combo:
                 first.setdefault(m, name)
         order = list(first)
-        logits = [_Logit(self, answers[m], measurements[m], (first[m], m)) for m in order]
-        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in order}
+        fq: dict = {}  # fmpq of each distinct base, slope and scale (shared objects: looked up by identity)
+
+        def q(x):
+            hit = fq.get(id(x))
+            if hit is None or hit[0] is not x:
+                hit = fq[id(x)] = (x, to_fmpq(x if isinstance(x, Fraction) else Fraction(x)))
+            return hit[1]
+
+        logits = [
+            _Logit(self, answers[m], measurements[m], (first[m], m), q(measurements[m].base), q(measurements[m].slope))
+            for m in order
+        ]
+        inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
         slot = {m: i for i, m in enumerate(order)}
 
         if confirm is None:
@@ -191,7 +203,7 @@ class CertifiedArithmetic(Arithmetic):
 
             def check(values, fresh):
                 ell = {m: values[slot[m]] for m in order}
-                params = [_to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
+                params = [_combine(combo, ell, inv_scale) for combo in combos]
                 failed = confirm(params, [order[i] for i in fresh])
                 return [slot[m] for m in failed]
 
@@ -203,46 +215,46 @@ class CertifiedArithmetic(Arithmetic):
 class _Value:
     """An answer that is itself the quantity (``v_i = f([e_i])``)."""
 
-    __slots__ = ("arith", "answer", "what", "prec", "interval")
+    __slots__ = ("arith", "answer", "what", "prec", "last")
 
     def __init__(self, arith: CertifiedArithmetic, answer, what: str):
         self.arith, self.answer, self.what = arith, answer, what
         self.prec = arith.prec0
-        self.interval = None
+        self.last = None
 
     def ball(self):
-        b = self.arith.ball(self.answer, self.prec)
-        self.interval = ball_interval(b)
-        return b
+        self.last = self.arith.ball(self.answer, self.prec)
+        return self.last
 
     def refine(self) -> None:
-        self.prec = self.arith.next_precision(self.prec, self.answer, self.what, self.interval)
+        interval = ball_interval(self.last) if self.last is not None else None
+        self.prec = self.arith.next_precision(self.prec, self.answer, self.what, interval)
 
 
 class _Logit:
     """``ℓ = σ⁻¹((y − base)/slope)`` of one logit measurement, with a height cap on the log."""
 
-    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved", "interval")
+    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved", "last")
 
-    def __init__(self, arith: CertifiedArithmetic, answer, meas, label):
+    def __init__(self, arith: CertifiedArithmetic, answer, meas, label, base=None, slope=None):
         self.arith, self.answer, self.label = arith, answer, label
-        self.base, self.slope = to_fmpq(meas.base), to_fmpq(meas.slope)
-        self.prec, self.want, self.resolved, self.interval = arith.prec0, 64, 0, None
+        self.base = to_fmpq(meas.base) if base is None else base
+        self.slope = to_fmpq(meas.slope) if slope is None else slope
+        self.prec, self.want, self.resolved, self.last = arith.prec0, 64, 0, None
 
     @property
     def what(self) -> str:
         # A measurement can feed several parameters (the pivot row's logits enter every
         # shifted row), so it is named by its own index first.
-        return f"measurement #{self.label[1]} (needed for {self.label[0]})"
+        return _name(self.label)
 
     def ball(self):
-        ell, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.what, self.want)
-        self.interval = ball_interval(ell) if ell is not None else None
-        return ell
+        self.last, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.label, self.want)
+        return self.last
 
     def refine(self) -> None:
         """After a rejected candidate: use bits the answer already holds, else refine the answer."""
-        if self.interval is not None and self.resolved > 2 * self.want:
+        if self.last is not None and self.resolved > 2 * self.want:
             if self.want >= MAX_HEIGHT_BITS:
                 raise PrecisionInsufficient(
                     f"{self.what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
@@ -251,21 +263,22 @@ class _Logit:
                 )
             self.want *= 2
         else:
-            self.prec = self.arith.next_precision(self.prec, self.answer, self.what, self.interval)
+            interval = ball_interval(self.last) if self.last is not None else None
+            self.prec = self.arith.next_precision(self.prec, self.answer, self.what, interval)
 
 
 class _Combo:
     """A parameter ``Σ c·ℓ_m/scale_m`` as one ball (grid mode identifies parameters, not logits)."""
 
-    __slots__ = ("arith", "answers", "measurements", "combo", "what", "prec", "interval")
+    __slots__ = ("arith", "answers", "measurements", "combo", "what", "prec", "last")
 
     def __init__(self, arith: CertifiedArithmetic, answers, measurements, combo, what: str):
         self.arith, self.answers, self.measurements, self.combo, self.what = arith, answers, measurements, combo, what
-        self.prec, self.interval = arith.prec0, None
+        self.prec, self.last = arith.prec0, None
 
     def ball(self):
         total = arb(0)
-        self.interval = None
+        self.last = None
         with ctx.workprec(self.prec):
             for c, m in self.combo:
                 meas = self.measurements[m]
@@ -275,11 +288,17 @@ class _Combo:
                 if ell is None:
                     return None
                 total += ell * to_fmpq(Fraction(c) / meas.scale)
-        self.interval = ball_interval(total)
+        self.last = total
         return total
 
     def refine(self) -> None:
-        self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, self.interval)
+        interval = ball_interval(self.last) if self.last is not None else None
+        self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, interval)
+
+
+def _name(what) -> str:
+    """A measurement's name for messages: a string, or ``(parameter, index)`` rendered lazily."""
+    return what if isinstance(what, str) else f"measurement #{what[1]} (needed for {what[0]})"
 
 
 def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
@@ -295,7 +314,7 @@ def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
 
 
 def _to_fraction(x: fmpq) -> Fraction:
-    return Fraction(int(x.p), int(x.q))
+    return coprime_fraction(int(x.p), int(x.q))
 
 
 def _bits_to_resolve(error: Fraction) -> int:

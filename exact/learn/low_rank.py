@@ -48,6 +48,7 @@ import secrets
 from fractions import Fraction
 
 import numpy as np
+from flint import fmpq
 
 from .. import registry
 from ..arith import Measurement
@@ -56,7 +57,7 @@ from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import format_rational, to_fraction
-from ..sequences import Sequence
+from ..sequences import Sequence, int_row
 from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run
 from .result import LearnResult
@@ -95,25 +96,41 @@ def _basis(d: int, j: int) -> list[Fraction]:
     return e
 
 
-def _pairs(a: dict) -> tuple:
-    return tuple((j, Fraction(a[j])) for j in sorted(a) if a[j])
-
-
 def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
-    """The queries ``[b + u_k; b]`` for ``(k, b)`` pairs (each distinct ``b`` built once)."""
-    d = plan.d
-    token: dict = {}
+    """The queries ``[b + u_k; b]`` for ``(k, b)`` pairs.
+
+    Each distinct ``b`` (by identity) is converted once; its rows (Fraction, ``fmpq``
+    and integer forms) are shared by all its probes, and each first token differs from
+    it in at most two positions (``k`` and the pivot), so everything else is shared too.
+    """
+    d, p = plan.d, plan.pivot
+    cache: dict = {}
     out = []
     for k, b in pairs:
-        key = tuple(b)
-        if key not in token:
-            token[key] = _pairs(dict(enumerate(b)))
-        row = token[key]
-        a = dict(row)
-        a[k] = a.get(k, 0) + 1
-        if plan.shifts[k]:
-            a[plan.pivot] = a.get(plan.pivot, 0) + plan.shifts[k]
-        out.append(Sequence._exact(d, (_pairs(a), row)))
+        entry = cache.get(id(b))
+        if entry is None:
+            full = [(j, Fraction(x)) if x else None for j, x in enumerate(b)]
+            fq = [(j, fmpq(x.numerator, x.denominator)) if x else None for j, x in enumerate(b)]
+            row = tuple(t for t in full if t is not None)
+            entry = cache[id(b)] = (b, full, fq, row, tuple(t for t in fq if t is not None), int_row(row, d))
+        _, full, fq, row, row_fq, row_int = entry
+        first, first_fq = list(full), list(fq)
+        D, dense, _ = row_int
+        dense = list(dense) if dense is not None else None
+        for j, delta in ((k, 1), (p, plan.shifts[k])):
+            if delta:
+                x = (full[j][1] if full[j] is not None else 0) + delta
+                first[j] = (j, Fraction(x)) if x else None
+                first_fq[j] = (j, fmpq(Fraction(x).numerator, Fraction(x).denominator)) if x else None
+                if dense is not None:
+                    dense[j] += delta * D
+        if None in first:  # zeros (sparse b, or a cancellation) are dropped
+            first_row = tuple(t for t in first if t is not None)
+            first_fq_row = tuple(t for t in first_fq if t is not None)
+        else:  # a generic sketch column has no zero entry: no filtering pass
+            first_row, first_fq_row = tuple(first), tuple(first_fq)
+        first_int = (D, dense, None) if dense is not None else int_row(first_row, d)
+        out.append(Sequence._exact(d, (first_row, row), (first_fq_row, row_fq), (first_int, row_int)))
     return out
 
 
@@ -157,7 +174,8 @@ class _Design:
 
     def row_pairs(self) -> list:
         d = self.plan.d
-        return [(k, _basis(d, j)) for k in self.K for j in self.Jc]
+        basis = {j: _basis(d, j) for j in self.Jc}  # one list per j: probes share its rows
+        return [(k, basis[j]) for k in self.K for j in self.Jc]
 
     def column_pairs(self, cols) -> list:
         return [(k, b) for b in cols for k in range(self.plan.d)]
@@ -254,76 +272,77 @@ def learn_low_rank(
         queries=low_rank_query_count(d, rank) if rank is not None else d,
         certify=certify, checks=checks, check_seed=check_seed,
     )
+    with run:
 
-    # Step 1: v and the probes.
-    v, _ = read_v(run)
-    plan = ProbePlan.choose(v)
-    slopes = [v[k] + plan.shifts[k] * v[plan.pivot] for k in range(d)]
+        # Step 1: v and the probes.
+        v, _ = read_v(run)
+        plan = ProbePlan.choose(v)
+        slopes = [v[k] + plan.shifts[k] * v[plan.pivot] for k in range(d)]
 
-    def measure(pairs, what: str) -> list:
-        """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
-        answers = run.ask(_probes(plan, pairs))
-        meas = []
-        base_of: dict = {}
-        for k, b in pairs:
-            key = tuple(b)
-            if key not in base_of:
-                base_of[key] = sum((x * y for x, y in zip(v, b) if y), Fraction(0))
-            meas.append(Measurement(base_of[key], slopes[k]))
-        names = [f"{what} #{i}" for i in range(len(pairs))]
-        return run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
+        def measure(pairs, what: str) -> list:
+            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
+            answers = run.ask(_probes(plan, pairs))
+            meas = []
+            base_of: dict = {}  # vᵀb per distinct b (by identity: the pairs hold every b alive)
+            for k, b in pairs:
+                base = base_of.get(id(b))
+                if base is None:
+                    base = base_of[id(b)] = sum((x * y for x, y in zip(v, b) if y), Fraction(0))
+                meas.append(Measurement(base, slopes[k]))
+            names = [f"{what} #{i}" for i in range(len(pairs))]
+            return run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
 
-    def measure_columns(cols) -> list:
-        flat = measure([(k, b) for b in cols for k in range(d)], "column sketch")
-        return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
+        def measure_columns(cols) -> list:
+            flat = measure([(k, b) for b in cols for k in range(d)], "column sketch")
+            return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
 
-    # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
-    design = _Design(plan, seed, rank, measure_columns, require=lambda n, what: run.require(n, f"learn_low_rank ({what})"))
-    r_eff, K, J, Jc, c = design.rank, design.K, design.J, design.Jc, len(design.B_cols)
-    if rank is None:
-        run.require(r_eff * (d - c), "learn_low_rank (row sketch)")
+        # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
+        design = _Design(plan, seed, rank, measure_columns, require=lambda n, what: run.require(n, f"learn_low_rank ({what})"))
+        r_eff, K, J, Jc, c = design.rank, design.K, design.J, design.Jc, len(design.B_cols)
+        if rank is None:
+            run.require(r_eff * (d - c), "learn_low_rank (row sketch)")
 
-    # Step 3: rows K; only the row entries not implied by Z B = T[K, :] are measured.
-    if r_eff:
-        meas_rows = measure(design.row_pairs(), "row")
-        Z = QMatrix.zeros(r_eff, d)
-        for i in range(r_eff):
-            for jj, j in enumerate(Jc):
-                Z.set(i, j, meas_rows[i * len(Jc) + jj])
-        # Z[:, J] = (T[K, :] − Z[:, Jc] B[Jc, :]) · B[J, :]⁻¹
-        T, Bm = design.T, design.B
-        rhs = T.submatrix(K, range(c)) - Z.submatrix(range(r_eff), Jc) @ Bm.submatrix(Jc, range(c))
-        ZJ = rhs @ Bm.submatrix(J, range(c)).inv()
-        for i in range(r_eff):
-            for jj, j in enumerate(J):
-                Z.set(i, j, ZJ.entry(i, jj))
-        # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
-        Y = _unit_triangular(plan).inv() @ T.submatrix(range(d), design.P)
-        W = (Y @ T.submatrix(K, design.P).inv() @ Z).rows()
-    else:
-        W = tuple(tuple(Fraction(0) for _ in range(d)) for _ in range(d))
-    model = SingleHead(W, [to_fraction(x) for x in v])
+        # Step 3: rows K; only the row entries not implied by Z B = T[K, :] are measured.
+        if r_eff:
+            meas_rows = measure(design.row_pairs(), "row")
+            Z = QMatrix.zeros(r_eff, d)
+            for i in range(r_eff):
+                for jj, j in enumerate(Jc):
+                    Z.set(i, j, meas_rows[i * len(Jc) + jj])
+            # Z[:, J] = (T[K, :] − Z[:, Jc] B[Jc, :]) · B[J, :]⁻¹
+            T, Bm = design.T, design.B
+            rhs = T.submatrix(K, range(c)) - Z.submatrix(range(r_eff), Jc) @ Bm.submatrix(Jc, range(c))
+            ZJ = rhs @ Bm.submatrix(J, range(c)).inv()
+            for i in range(r_eff):
+                for jj, j in enumerate(J):
+                    Z.set(i, j, ZJ.entry(i, jj))
+            # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
+            Y = _unit_triangular(plan).inv() @ T.submatrix(range(d), design.P)
+            W = Y @ T.submatrix(K, design.P).inv() @ Z
+        else:
+            W = QMatrix.zeros(d, d)
+        model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
 
-    conditions = {"sketch_seed": seed}
-    if rank is not None:
-        conditions["rank"] = rank
-    Kf, Qf = canonical_factors(model.W)
-    return run.finish(
-        model,
-        conditions=conditions,
-        details={
-            "seed": seed,
-            "rank": r_eff,
-            "rank_known": rank is not None,
-            "sketch_columns": c,
-            "rows": tuple(K),
-            "pivot": plan.pivot,
-            "factors": {
-                "K": [[format_rational(x) for x in row] for row in Kf],
-                "Q": [[format_rational(x) for x in row] for row in Qf],
+        conditions = {"sketch_seed": seed}
+        if rank is not None:
+            conditions["rank"] = rank
+        Kf, Qf = canonical_factors(model._Wmat)
+        return run.finish(
+            model,
+            conditions=conditions,
+            details={
+                "seed": seed,
+                "rank": r_eff,
+                "rank_known": rank is not None,
+                "sketch_columns": c,
+                "rows": tuple(K),
+                "pivot": plan.pivot,
+                "factors": {
+                    "K": [[format_rational(x) for x in row] for row in Kf],
+                    "Q": [[format_rational(x) for x in row] for row in Qf],
+                },
             },
-        },
-    )
+        )
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
@@ -340,7 +359,7 @@ def _check_certificate(model, transcript, conditions) -> str | None:
     if rank is not None and model.rank > rank:
         return f"the model has rank {model.rank}, above the assumed bound r = {rank}"
     plan = ProbePlan.choose(model.v)
-    UW = _unit_triangular(plan) @ QMatrix.from_rows(model.W)
+    UW = _unit_triangular(plan) @ model._Wmat
     seqs = [Sequence.basis(d, i) for i in range(d)]
 
     def measure(cols):

@@ -132,41 +132,42 @@ def learn_low_rank_cs(
         raise InvalidArgument(f"probe_scale: expected a positive finite scale, got {probe_scale!r}")
     arith = CertifiedArithmetic(oracle) if oracle.exact else FloatArithmetic(oracle)
     run = Run(SPEC, oracle, arithmetic=arith, queries=d + m, checks=0)
+    with run:
 
-    v, _ = read_v(run)
-    rng = np.random.default_rng(seed)
-    A = rng.standard_normal((m, d)) * scale
-    B = rng.standard_normal((m, d)) * scale
-    seqs, meas, probes = [], [], []
-    for a, b in zip(A, B):
-        # The first token is a + b rounded to float64, exactly what a float oracle is sent;
-        # the probe actually measured is then u = (a + b) − b, exactly.
-        first = [Fraction(float(x) + float(y)) for x, y in zip(a, b)]
-        bq = [Fraction(float(y)) for y in b]
-        aq = [s - y for s, y in zip(first, bq)]
-        probes.append([float(x) for x in aq])
-        seqs.append(Sequence._exact(d, (_nonzero(first), _nonzero(bq))))
-        base = sum((Fraction(vi) * x for vi, x in zip(v, bq)), Fraction(0))
-        slope = sum((Fraction(vi) * x for vi, x in zip(v, aq)), Fraction(0))
-        meas.append(Measurement(base, slope))
-    answers = run.ask(seqs)
-    t = np.array(arith.approximate_logits(answers, meas))
+        v, _ = read_v(run)
+        rng = np.random.default_rng(seed)
+        A = rng.standard_normal((m, d)) * scale
+        B = rng.standard_normal((m, d)) * scale
+        seqs, meas, probes = [], [], []
+        for a, b in zip(A, B):
+            # The first token is a + b rounded to float64, exactly what a float oracle is sent;
+            # the probe actually measured is then u = (a + b) − b, exactly.
+            first = [Fraction(float(x) + float(y)) for x, y in zip(a, b)]
+            bq = [Fraction(float(y)) for y in b]
+            aq = [s - y for s, y in zip(first, bq)]
+            probes.append([float(x) for x in aq])
+            seqs.append(Sequence._exact(d, (_nonzero(first), _nonzero(bq))))
+            base = sum((Fraction(vi) * x for vi, x in zip(v, bq)), Fraction(0))
+            slope = sum((Fraction(vi) * x for vi, x in zip(v, aq)), Fraction(0))
+            meas.append(Measurement(base, slope))
+        answers = run.ask(seqs)
+        t = np.array(arith.approximate_logits(answers, meas))
 
-    t_solve = time.perf_counter()
-    A = np.array(probes)  # the probes actually measured
-    W, status, used = _solve_nuclear(A, B, t, solver)
-    solve_seconds = time.perf_counter() - t_solve
-    residual = float(np.max(np.abs(np.einsum("md,de,me->m", A, W, B) - t)))
-    model = SingleHead(W, [Fraction(x) for x in v])
-    return run.finish(
-        model,
-        approximate=True,
-        mode="cs",
-        details={
-            "m": m, "C": m / (2 * rank * d), "solver": used, "status": status, "residual": residual,
-            "solver_seconds": solve_seconds,
-        },
-    )
+        t_solve = time.perf_counter()
+        A = np.array(probes)  # the probes actually measured
+        W, status, used = _solve_nuclear(A, B, t, solver)
+        solve_seconds = time.perf_counter() - t_solve
+        residual = float(np.max(np.abs(np.einsum("md,de,me->m", A, W, B) - t)))
+        model = SingleHead(W, [Fraction(x) for x in v])
+        return run.finish(
+            model,
+            approximate=True,
+            mode="cs",
+            details={
+                "m": m, "C": m / (2 * rank * d), "solver": used, "status": status, "residual": residual,
+                "solver_seconds": solve_seconds,
+            },
+        )
 
 
 def _nonzero(x: list[Fraction]) -> tuple:

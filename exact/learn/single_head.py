@@ -26,12 +26,16 @@ arXiv 2601.16873 (ICML 2026), Theorem 4.1.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from fractions import Fraction
+
+from flint import fmpq
 
 from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import CertificateInvalid, InvalidArgument
+from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
 from ..sequences import Sequence
@@ -53,6 +57,43 @@ def single_head_query_count(d: int) -> int:
 
 def _sign(x) -> int:
     return (x > 0) - (x < 0)
+
+
+_INTERNED: dict = {}
+_INTERNED_FQ: dict = {}
+
+
+def _intern(x: Fraction) -> Fraction:
+    """One shared object per small probe value (probe tokens use a handful of values)."""
+    x = Fraction(x)
+    if len(_INTERNED) > 4096:
+        _INTERNED.clear()
+        _INTERNED_FQ.clear()
+    return _INTERNED.setdefault(x, x)
+
+
+def _add_entry(row: tuple, j: int, b: Fraction) -> tuple:
+    """The sparse row ``row + b·e_j`` (sorted, zeros dropped)."""
+    for n, (i, x) in enumerate(row):
+        if i == j:
+            y = _intern(x + b)
+            return row[:n] + (((j, y),) if y else ()) + row[n + 1 :]
+        if i > j:
+            return row[:n] + ((j, b),) + row[n:]
+    return row + ((j, b),)
+
+
+def _fq_row(row: tuple) -> tuple:
+    """The row with ``fmpq`` values; rows hold interned values, so they are looked up by identity."""
+    fq = _INTERNED_FQ
+    out = []
+    for i, x in row:
+        q = fq.get(id(x))
+        if q is None:
+            x = _intern(x)  # keeps x alive, so its id stays its own
+            q = fq[id(x)] = fmpq(x.numerator, x.denominator)
+        out.append((i, q))
+    return tuple(out)
 
 
 @dataclass(frozen=True)
@@ -94,17 +135,29 @@ class ProbePlan:
         return j * self.d + k
 
     def sequences(self) -> list[Sequence]:
-        """The ``d²`` probe sequences ``[βe_j + γu_k; βe_j]``, column by column."""
-        b, g, p, d = self.beta, self.gamma, self.pivot, self.d
-        u = [{k: g} if not self.shifts[k] else {k: g, p: self.shifts[k] * g} for k in range(d)]
+        """The ``d²`` probe sequences ``[βe_j + γu_k; βe_j]``, column by column.
+
+        Values are interned (one object per distinct value), so the sequences are
+        cheap to hold.  The last plan's sequences are remembered, so that checking a
+        learner's certificate right after the learn compares the transcript with the
+        very objects it was built from (while the certificate holds them anyway).
+        """
+        return list(_probe_sequences(self))
+
+    def _build_sequences(self) -> tuple:
+        b, g, p, d = _intern(self.beta), _intern(self.gamma), self.pivot, self.d
+        bq = _fq_row(((0, b),))[0][1]
+        urows = [((k, g),) if not self.shifts[k] else tuple(sorted(((k, g), (p, _intern(self.shifts[k] * g)))))
+                 for k in range(d)]
         out = []
+        exact = Sequence._exact
         for j in range(d):
             query = ((j, b),)
+            query_fq = ((j, bq),)
             for k in range(d):
-                a = dict(u[k])
-                a[j] = a.get(j, 0) + b
-                out.append(Sequence._exact(d, (tuple(sorted((i, x) for i, x in a.items() if x)), query)))
-        return out
+                row = _add_entry(urows[k], j, b)
+                out.append(exact(d, (row, query), (_fq_row(row), query_fq)))
+        return tuple(out)
 
     def measurements(self, v, v_err=None) -> list[Measurement]:
         """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe.
@@ -135,6 +188,11 @@ class ProbePlan:
                     c.append((-self.shifts[k], self.index(self.pivot, j)))
                 out.append(c)
         return out
+
+
+@functools.lru_cache(maxsize=1)
+def _probe_sequences(plan: ProbePlan) -> tuple:
+    return plan._build_sequences()
 
 
 def _float_scale(w_bound) -> Fraction:
@@ -235,41 +293,44 @@ def learn_single_head(
         SPEC, oracle, mode=mode, grid=grid, prec=prec, max_prec=max_prec, queries=single_head_query_count(d),
         certify=certify, checks=checks, check_seed=check_seed,
     )
-    arith = run.arith
+    with run:
+        arith = run.arith
 
-    # Step 1: v from one-token queries.
-    v, v_err = read_v(run)
+        # Step 1: v from one-token queries.
+        v, v_err = read_v(run)
 
-    # Step 2: probes, chosen from v alone.
-    beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
-    plan = ProbePlan.choose(v, beta=beta, gamma=beta)
+        # Step 2: probes, chosen from v alone.
+        beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
+        plan = ProbePlan.choose(v, beta=beta, gamma=beta)
 
-    # Step 3: the d² logit measurements.
-    answers = run.ask(plan.sequences())
-    meas = plan.measurements(v, v_err)
-    names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
-    transcript = run.transcript
-    v_exact = [to_fraction(x) for x in v]
+        # Step 3: the d² logit measurements.
+        answers = run.ask(plan.sequences())
+        meas = plan.measurements(v, v_err)
+        names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
+        transcript = run.transcript
+        v_exact = tuple(to_fraction(x) for x in v)
 
-    def build(flat) -> SingleHead:
-        return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact)
+        def build(flat) -> SingleHead:
+            return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact)
 
-    def confirm(flat, pending):
-        # Candidates are confirmed by the certificate itself: replay every answer
-        # exactly against the candidate model; rejected measurements are refined.
-        bad = run.replay(build(flat), transcript)
-        if any(i < d for i in bad):  # pragma: no cover - v was confirmed exactly in step 1
-            raise CertificateInvalid("learn_single_head: internal error, a confirmed v_i is not reproduced")
-        return [i - d for i in bad]
+        def confirm(flat, pending):
+            # Candidates (flint rationals) are confirmed by the certificate itself: replay
+            # every answer exactly against the candidate model; rejected measurements are refined.
+            bad = run.replay(SingleHead._from_qmatrix(QMatrix(d, d, flat), v_exact), transcript)
+            if any(i < d for i in bad):  # pragma: no cover - v was confirmed exactly in step 1
+                raise CertificateInvalid("learn_single_head: internal error, a confirmed v_i is not reproduced")
+            return [i - d for i in bad]
 
-    kwargs = {}
-    if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
-        kwargs["confirm"] = confirm
-    flat = arith.combine(answers, meas, plan.combos(), names, **kwargs)
-    return run.finish(
-        build(flat),
-        details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},
-    )
+        kwargs = {}
+        if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
+            kwargs["confirm"] = confirm
+        flat = arith.combine(answers, meas, plan.combos(), names, **kwargs)
+        # The last confirmation replayed exactly this model: reuse it (no second build, no re-replay).
+        model = run.replayed if kwargs and run.replayed is not None else build(flat)
+        return run.finish(
+            model,
+            details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},
+        )
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
