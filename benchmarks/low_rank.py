@@ -1,4 +1,4 @@
-"""Benchmark: low-rank heads (Theorem 5.1, SPEC §3.3).
+"""Benchmark: low-rank heads (Theorem 5.1).
 
 Two parts, both printing one JSON object per line on stdout (progress on stderr):
 

@@ -1,4 +1,4 @@
-"""Benchmark: learning a single softmax head (Theorem 4.1, SPEC §3.2).
+"""Benchmark: learning a single softmax head (Theorem 4.1).
 
 For each dimension ``d`` and seed, a random rational head
 ``SingleHead.random(d, seed=seed, grid="rational:7", bound=2)`` is learnt

@@ -38,7 +38,7 @@ import numpy as np
 from flint import arb, ctx
 
 from . import registry
-from .errors import CertificateInvalid, ExactAttentionError, InvalidFormat
+from .errors import CertificateInvalid, ExactAttentionError, InvalidArgument, InvalidFormat
 from .expfield import exp_form_from_json
 from .floateval import float_rounding_bounds
 from .grids import parse_grid
@@ -76,7 +76,7 @@ def answer_equals(answer, value) -> bool:
     given?" without reading the answer's internals itself.
     """
     if not isinstance(answer, ExactAnswer):
-        raise TypeError(f"answer_equals needs an exact answer, got {type(answer).__name__}")
+        raise InvalidArgument(f"answer_equals needs an exact answer, got {type(answer).__name__}")
     return answer._exp_form() == value
 
 
@@ -459,11 +459,11 @@ def _answer_from_json(data, where: str):
         value = parse_rational(_text(data["value"], f"{where}.value"), name=f"{where}.value")
         error = parse_rational(_text(data["error"], f"{where}.error"), name=f"{where}.error")
         if abs(value) > 2**1000 or Fraction(float(value)) != value:
-            raise ValueError(f"{where}: a float answer's value must be a float64 number, got {format_rational(value)[:40]}")
+            raise InvalidFormat(f"{where}: a float answer's value must be a float64 number, got {format_rational(value)[:40]}")
         if error < 0 or abs(error) > 2**1000 or Fraction(float(error)) != error:
-            raise ValueError(f"{where}: a float answer's error must be a float64 number >= 0")
+            raise InvalidFormat(f"{where}: a float answer's error must be a float64 number >= 0")
         return FloatAnswer(float(value), float(error))
-    raise ValueError(f"{where}: expected {{'exact': ...}}, {{'value': 'p/q'}} or {{'value', 'error'}}, got {_short(data)}")
+    raise InvalidFormat(f"{where}: expected {{'exact': ...}}, {{'value': 'p/q'}} or {{'value', 'error'}}, got {_short(data)}")
 
 
 def _text(x, where: str) -> str:
@@ -471,7 +471,7 @@ def _text(x, where: str) -> str:
         return x
     if isinstance(x, (int, Fraction)) and not isinstance(x, bool):
         return format_rational(Fraction(x))
-    raise ValueError(f"{where}: expected a number string, got {type(x).__name__}")
+    raise InvalidFormat(f"{where}: expected a number string, got {type(x).__name__}")
 
 
 def _short(x) -> str:
@@ -514,11 +514,11 @@ def transcript_to_json(transcript) -> list:
 def transcript_from_json(data, *, where: str = "transcript") -> tuple:
     """Rebuild transcript entries (:class:`~exact.oracles.Query`) from :func:`transcript_to_json`."""
     if not isinstance(data, list):
-        raise ValueError(f"{where}: expected a list of {{'X': ..., 'answer': ...}} entries, got {type(data).__name__}")
+        raise InvalidFormat(f"{where}: expected a list of {{'X': ..., 'answer': ...}} entries, got {type(data).__name__}")
     out = []
     for i, e in enumerate(data):
         if not (isinstance(e, dict) and set(e) == {"X", "answer"}):
-            raise ValueError(f"{where}[{i}]: expected an object with exactly 'X' and 'answer', got {_short(e)}")
+            raise InvalidFormat(f"{where}[{i}]: expected an object with exactly 'X' and 'answer', got {_short(e)}")
         out.append(Query(Sequence.from_json(e["X"]), _answer_from_json(e["answer"], f"{where}[{i}].answer")))
     return tuple(out)
 
@@ -534,31 +534,31 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
         raise InvalidFormat(f"certificate: expected kind 'certificate', got {short_repr(data['kind'])}")
     kind = data["certificate_kind"]
     if kind not in (EXACT, CONSISTENT):
-        raise ValueError(f"certificate: expected certificate_kind 'exact' or 'consistent', got {_short(kind)}")
+        raise InvalidFormat(f"certificate: expected certificate_kind 'exact' or 'consistent', got {_short(kind)}")
     learner = data.get("learner")
     if learner is not None:
         spec = registry.get(learner) if isinstance(learner, str) else None
         if spec is None:
-            raise ValueError(f"certificate: learner must be a string or null, got {_short(learner)}")
+            raise InvalidFormat(f"certificate: learner must be a string or null, got {_short(learner)}")
     conditions = data.get("conditions") or {}
     if not isinstance(conditions, dict):
-        raise ValueError(f"certificate: expected conditions as an object, got {_short(conditions)}")
+        raise InvalidFormat(f"certificate: expected conditions as an object, got {_short(conditions)}")
     if learner is not None:
         bad = registry.get(learner).validate_conditions(conditions)
         if bad:
-            raise ValueError(f"certificate: {bad}")
+            raise InvalidFormat(f"certificate: {bad}")
     grid = data.get("grid")
     if grid is not None:
         if not isinstance(grid, str):
-            raise ValueError(f"certificate: expected grid as a string, got {_short(grid)}")
+            raise InvalidFormat(f"certificate: expected grid as a string, got {_short(grid)}")
         parse_grid(grid)
     assumptions = data.get("assumptions") or []
     if not isinstance(assumptions, list) or not all(isinstance(a, str) for a in assumptions):
-        raise ValueError("certificate: expected assumptions as a list of strings")
+        raise InvalidFormat("certificate: expected assumptions as a list of strings")
     accuracy = parse_rational(_text(data.get("accuracy", "0"), "accuracy"), name="accuracy")
     rtol = parse_rational(_text(data.get("rtol", "0"), "rtol"), name="rtol")
     if accuracy < 0 or rtol < 0:
-        raise ValueError("certificate: accuracy and rtol must be >= 0")
+        raise InvalidFormat("certificate: accuracy and rtol must be >= 0")
     return Certificate(
         model_from_json(data["model"]),
         transcript_from_json(data["transcript"]),

@@ -14,6 +14,8 @@ constructors accept anything :func:`exact.numbers.to_fraction` accepts.
 
 from __future__ import annotations
 
+from .errors import InvalidArgument, InvalidFormat
+
 from flint import arb, ctx, fmpq
 
 from .numbers import format_rational, to_fmpq, to_fraction
@@ -126,7 +128,7 @@ class ExpPoly:
     @classmethod
     def from_json(cls, data) -> "ExpPoly":
         if not isinstance(data, list) or not all(isinstance(t, list) and len(t) == 2 for t in data):
-            raise ValueError(f"exp-polynomial: expected a list of [coefficient, exponent] pairs, got {data!r}")
+            raise InvalidFormat(f"exp-polynomial: expected a list of [coefficient, exponent] pairs, got {data!r}")
         return cls((c, q) for c, q in data)
 
     def __repr__(self) -> str:
@@ -153,7 +155,7 @@ class ExpRatio:
 
     def __init__(self, num: ExpPoly, den: ExpPoly):
         if den.is_zero():
-            raise ZeroDivisionError("exp-ratio with a zero denominator")
+            raise InvalidArgument("den: an exp-ratio needs a nonzero denominator, got the zero exp-polynomial")
         self.num = num
         self.den = den
 
@@ -275,10 +277,10 @@ class ExpRatio:
     @classmethod
     def from_json(cls, data) -> "ExpRatio":
         if not isinstance(data, dict) or set(data) != {"num", "den"}:
-            raise ValueError(f"exp-ratio: expected {{'num': ..., 'den': ...}}, got {data!r}")
+            raise InvalidFormat(f"exp-ratio: expected {{'num': ..., 'den': ...}}, got {data!r}")
         den = ExpPoly.from_json(data["den"])
         if den.is_zero():
-            raise ValueError("exp-ratio: the denominator is zero")
+            raise InvalidFormat("exp-ratio: the denominator is zero")
         return cls(ExpPoly.from_json(data["num"]), den)
 
     def __repr__(self) -> str:
@@ -396,7 +398,7 @@ class ExpSum:
     @classmethod
     def from_json(cls, data) -> "ExpSum":
         if not isinstance(data, dict) or set(data) != {"sum"} or not isinstance(data["sum"], list):
-            raise ValueError(f"exp-sum: expected {{'sum': [ratios]}}, got {data!r}")
+            raise InvalidFormat(f"exp-sum: expected {{'sum': [ratios]}}, got {data!r}")
         return cls(ExpRatio.from_json(r) for r in data["sum"])
 
     def __repr__(self) -> str:

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-from .errors import OracleInconsistent, PrecisionInsufficient
+from .errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from .numbers import approx, floor_log2
 
 __all__ = [
@@ -96,7 +96,7 @@ class RationalGrid(Grid):
 
     def __post_init__(self):
         if not isinstance(self.max_den, int) or self.max_den < 1:
-            raise ValueError(f"rational grid: expected a denominator bound Q >= 1, got {self.max_den!r}")
+            raise InvalidArgument(f"rational grid: expected a denominator bound Q >= 1, got {self.max_den!r}")
 
     @property
     def name(self) -> str:
@@ -114,7 +114,7 @@ class DyadicGrid(Grid):
 
     def __post_init__(self):
         if not isinstance(self.bits, int) or self.bits < 0:
-            raise ValueError(f"dyadic grid: expected bits >= 0, got {self.bits!r}")
+            raise InvalidArgument(f"dyadic grid: expected bits >= 0, got {self.bits!r}")
 
     @property
     def name(self) -> str:
@@ -182,19 +182,19 @@ def parse_grid(spec: str | Grid | None) -> Grid | None:
     >>> parse_grid("rational:x")
     Traceback (most recent call last):
     ...
-    ValueError: grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or 'float64', got 'rational:x'
+    exact.errors.InvalidArgument: grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or 'float64', got 'rational:x'
     """
     if spec is None or isinstance(spec, Grid):
         return spec
     if not isinstance(spec, str):
-        raise ValueError(f"grid: expected a string or Grid, got {type(spec).__name__}")
+        raise InvalidArgument(f"grid: expected a string or Grid, got {type(spec).__name__}")
     text = spec.strip().lower()
     if text in _FLOATS:
         return _FLOATS[text]
     kind, _, arg = text.partition(":")
     if kind in ("rational", "dyadic") and arg.isascii() and arg.isdigit():
         return RationalGrid(int(arg)) if kind == "rational" else DyadicGrid(int(arg))
-    raise ValueError(
+    raise InvalidArgument(
         "grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or "
         f"'float64', got {spec!r}"
     )

@@ -373,18 +373,18 @@ class SingleHead:
         True
         """
         if seed is not None and not (isinstance(seed, int) and seed >= 0):
-            raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
+            raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
         g = parse_grid(grid)
         if g is None:
-            raise ValueError("grid: SingleHead.random needs a grid to draw entries from, e.g. 'rational:7' or 'float32'")
+            raise InvalidArgument("grid: SingleHead.random needs a grid to draw entries from, e.g. 'rational:7' or 'float32'")
         rng = np.random.default_rng(seed)
         if not isinstance(d, int) or d < 1:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
         if not 0 <= v_zeros < d:
-            raise ValueError(f"v_zeros: expected 0 <= v_zeros <= d-1 = {d - 1}, got {v_zeros}")
+            raise InvalidArgument(f"v_zeros: expected 0 <= v_zeros <= d-1 = {d - 1}, got {v_zeros}")
         b = to_fraction(bound, name="bound")
         if b <= 0:
-            raise ValueError(f"bound: expected a positive magnitude for the entries, got {b}")
+            raise InvalidArgument(f"bound: expected a positive magnitude for the entries, got {b}")
         draw = _sampler(g, rng, b)
         if rank is None:
             W = [[draw() for _ in range(d)] for _ in range(d)]
@@ -403,7 +403,7 @@ class SingleHead:
                 break
             v = [x if x else draw() for x in v]
         else:
-            raise ValueError(
+            raise InvalidArgument(
                 f"bound: entries of size {approx(b, 3)} round to 0 on grid {g.name} almost always; "
                 "use a larger bound or a finer grid"
             )
@@ -580,7 +580,7 @@ def _low_rank_on_float_grid(g: FloatGrid, rng: np.random.Generator, d: int, rank
 def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
     if isinstance(g, RationalGrid):
         if bound * g.max_den >= 2**62:
-            raise ValueError(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
+            raise InvalidArgument(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
 
         def draw():
             q = int(rng.integers(1, g.max_den + 1))
@@ -590,7 +590,7 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
         return draw
     if isinstance(g, FloatGrid):
         if bound / 2 * 6 > g.max_value:  # six standard deviations must fit the grid
-            raise ValueError(f"bound: entries of size {_size(bound)} overflow grid {g.name}; use a smaller bound")
+            raise InvalidArgument(f"bound: entries of size {_size(bound)} overflow grid {g.name}; use a smaller bound")
 
         def draw():
             x = g.round(Fraction(float(rng.normal())) * bound / 2)
@@ -599,7 +599,7 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
         return draw
     scale = 1 << g.bits
     if bound * scale >= 2**62:
-        raise ValueError(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
+        raise InvalidArgument(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
 
     def draw():
         return Fraction(int(rng.integers(-int(bound * scale), int(bound * scale) + 1)), scale)

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from .errors import ShapeError
+from .errors import InvalidArgument, ShapeError
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpSum
 from .grids import parse_grid
@@ -116,9 +116,9 @@ class MultiHead:
         True
         """
         if not isinstance(H, int) or H < 0:
-            raise ValueError(f"H: expected a non-negative number of heads, got {H!r}")
+            raise InvalidArgument(f"H: expected a non-negative number of heads, got {H!r}")
         if seed is not None and not (isinstance(seed, int) and seed >= 0):
-            raise ValueError(f"seed: expected a non-negative integer or None, got {seed!r}")
+            raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
         parse_grid(grid)
         rng = np.random.default_rng(seed)
         seeds = rng.integers(0, 2**31, size=H)

@@ -20,7 +20,7 @@ from fractions import Fraction
 
 from flint import arb, fmpq, fmpz
 
-from .errors import InvalidNumber
+from .errors import InvalidArgument, InvalidNumber
 
 __all__ = [
     "to_fraction",
@@ -383,7 +383,7 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
     Fraction(7, 2)
     """
     if lo > hi:
-        raise ValueError(f"empty interval [{lo}, {hi}]")
+        raise InvalidArgument(f"empty interval [{lo}, {hi}]")
     p, q = _simplest_ints(lo.numerator, lo.denominator, hi.numerator, hi.denominator)
     return Fraction(p, q)
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from .errors import InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
+from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
 from .expfield import ExpRatio
 from .floateval import evaluate_float, float_rounding_bounds
 from .numbers import to_fmpq, to_fraction
@@ -150,7 +150,7 @@ class BaseOracle:
         if not isinstance(d, int) or isinstance(d, bool) or d < 1:
             raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
         if budget is not None and (not isinstance(budget, int) or budget < 0):
-            raise ValueError(f"budget: expected a non-negative integer or None, got {budget!r}")
+            raise InvalidArgument(f"budget: expected a non-negative integer or None, got {budget!r}")
         acc = to_fraction(accuracy, name="accuracy")
         if acc < 0:
             raise InvalidNumber(f"accuracy: expected a non-negative bound, got {accuracy!r}")
@@ -296,9 +296,9 @@ class CallableOracle(BaseOracle):
     ):
         super().__init__(d, budget=budget, accuracy=accuracy, rtol=rtol)
         if not callable(fn):
-            raise TypeError(f"fn: expected a callable X -> number, got {type(fn).__name__}")
+            raise InvalidArgument(f"fn: expected a callable X -> number, got {type(fn).__name__}")
         if inputs not in ("numpy", "fractions"):
-            raise ValueError(f"inputs: expected 'numpy' or 'fractions', got {inputs!r}")
+            raise InvalidArgument(f"inputs: expected 'numpy' or 'fractions', got {inputs!r}")
         self._fn = fn
         self._inputs = inputs
 

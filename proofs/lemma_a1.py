@@ -203,7 +203,7 @@ def prove_lemma_a1(*, bound: int | Fraction | float = 5) -> Proof:
     2 + 2 cosh(1/2) < ``bound`` is decided twice, by arb ball arithmetic and
     by exact rationals (8/5 < e^{1/2} < 33/20 from 1957/720 < e < 11743/4320,
     refined by bisection when ``bound`` is closer to the sup).  Used by the
-    noisy learner of SPEC 3.4 (Theorem 6.1 of [BSHK26]; not implemented yet).
+    noisy learner of Theorem 6.1 of [BSHK26] (not implemented yet).
 
     Parameters
     ----------

@@ -5,6 +5,7 @@ only a ``learn_*`` function built on :class:`~exact.learn.driver.Run` and one
 :func:`~exact.registry.register` call; see ``docs/adding-a-learner.md``.
 """
 
+from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run, check_sequences
 from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
@@ -16,6 +17,7 @@ __all__ = [
     "Run",
     "DEFAULT_CHECKS",
     "check_sequences",
+    "read_v",
     "ProbePlan",
     "learn_single_head",
     "single_head_query_count",

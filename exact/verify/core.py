@@ -2,7 +2,7 @@
 
 Each :class:`Claim` runs a check on a built-in sweep of instances and records, per
 instance, whether the result is exact (or within the theorem's bound), whether the
-query count is the one SPEC states, and how long it took.  A claim holds only if it
+query count is the one the theorem states, and how long it took.  A claim holds only if it
 was checked on at least one instance and every instance passed.  A claim whose
 optional dependency is missing is reported as skipped, never as held.
 """

@@ -1,4 +1,4 @@
-"""The Proposition 7.1 claims (multi-head non-identifiability) and the SPEC §3.9 identities."""
+"""The Proposition 7.1 claims (multi-head non-identifiability) and the identities the learners rest on."""
 
 from __future__ import annotations
 
@@ -81,5 +81,5 @@ def multihead_claims(*, quick: bool = False) -> list[Claim]:
         Claim("Prop 7.1: constructions differ, same map for all N (proved)", pairs, construction_check, counts=False),
         Claim("Prop 7.1: symbolic families proved without numbers", fams, family_check, counts=False),
         Claim("Prop 7.1: non-equivalent pairs refuted by an exact witness", bad, refute_check, counts=False),
-        Claim("SPEC 3.9 identities (symbolic / interval proofs)", ident, identity_check, counts=False),
+        Claim("Identities behind the learners (symbolic / interval proofs)", ident, identity_check, counts=False),
     ]
