@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from flint import arb, ctx
@@ -267,7 +268,7 @@ class Certificate:
         The assumptions the claim rests on when there are no verification queries.
     """
 
-    model: object
+    model: Any
     transcript: tuple = field(repr=False)
     kind: str = EXACT
     accuracy: Fraction = Fraction(0)
@@ -346,6 +347,7 @@ class Certificate:
     def _unmet_condition(self) -> str | None:
         if self.grid is not None:
             grid = parse_grid(self.grid)
+            assert grid is not None  # a string always parses to a grid (or raises)
             params = getattr(self.model, "parameters", None)
             if params is None:
                 return f"a {type(self.model).__name__} states no parameters to check against grid {self.grid}"

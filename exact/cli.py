@@ -105,7 +105,7 @@ _OPTION_TYPES = {
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (exit status 2)."""
 
-    def error(self, message: str):  # type: ignore[override]
+    def error(self, message: str):
         command = self.prog.removeprefix("exact-attention").strip()
         where = f"{command}: " if command else ""
         self.exit(EXIT_ERROR, f"exact-attention: error: {where}{message} (see {self.prog} --help)\n")

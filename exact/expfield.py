@@ -235,7 +235,7 @@ class ExpRatio:
             return True
         return (self.num * other.den - other.num * self.den).is_zero()
 
-    __hash__ = None  # equal values have many representations
+    __hash__ = None  # type: ignore[assignment]  # equal values have many representations
 
     def ball(self, prec: int) -> arb:
         """A rigorous ball for the value at ``prec`` bits of working precision.
@@ -336,6 +336,8 @@ class ExpSum:
 
     __slots__ = ("terms",)
 
+    terms: tuple
+
     def __init__(self, ratios=()):
         groups: list = []  # [(den, num)] with normalised dens
         for r in ratios:
@@ -371,7 +373,7 @@ class ExpSum:
             return True
         return self.as_ratio() == other.as_ratio()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
     def ball(self, prec: int) -> arb:
         """A rigorous ball for the value at ``prec`` bits."""
@@ -416,7 +418,7 @@ def _merge(pairs: list) -> tuple:
     Comparisons only, no hashing: exp-polynomials here have a handful of terms.
     """
     pairs.sort(key=_first)
-    out = []
+    out: list = []
     for q, c in pairs:
         if out and out[-1][0] == q:
             out[-1] = (q, out[-1][1] + c)

@@ -19,7 +19,7 @@ Supported grids (see :func:`parse_grid`):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 
 from .errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
@@ -93,14 +93,12 @@ class RationalGrid(Grid):
     """Rationals with denominator at most ``max_den``; distinct points are ≥ 1/Q² apart."""
 
     max_den: int
+    name: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if not isinstance(self.max_den, int) or self.max_den < 1:
+        if not isinstance(self.max_den, int) or isinstance(self.max_den, bool) or self.max_den < 1:
             raise InvalidArgument(f"rational grid: expected a denominator bound Q >= 1, got {self.max_den!r}")
-
-    @property
-    def name(self) -> str:
-        return f"rational:{self.max_den}"
+        object.__setattr__(self, "name", f"rational:{self.max_den}")
 
     def round(self, x: Fraction) -> Fraction:
         return Fraction(x).limit_denominator(self.max_den)
@@ -111,14 +109,12 @@ class DyadicGrid(Grid):
     """Multiples of ``2**-bits``."""
 
     bits: int
+    name: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self):
-        if not isinstance(self.bits, int) or self.bits < 0:
+        if not isinstance(self.bits, int) or isinstance(self.bits, bool) or self.bits < 0:
             raise InvalidArgument(f"dyadic grid: expected bits >= 0, got {self.bits!r}")
-
-    @property
-    def name(self) -> str:
-        return f"dyadic:{self.bits}"
+        object.__setattr__(self, "name", f"dyadic:{self.bits}")
 
     def round(self, x: Fraction) -> Fraction:
         scale = 1 << self.bits

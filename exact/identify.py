@@ -50,7 +50,9 @@ __all__ = ["Quantity", "identify", "Confirm"]
 class Quantity(Protocol):
     """What :func:`identify` needs of a quantity."""
 
-    what: str
+    @property
+    def what(self) -> str:
+        """The quantity's name, for messages."""
 
     def ball(self):
         """A rigorous ``arb`` ball containing the quantity, or ``None`` if not yet resolved."""

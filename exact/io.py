@@ -28,6 +28,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ __all__ = [
     "dump_json",
 ]
 
-MODEL_KINDS = {"single-head": SingleHead, "multi-head": MultiHead}
+MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead}
 
 #: The largest input file :func:`load_json` reads (256 MiB); larger ones are refused
 #: before they are read.
@@ -180,8 +181,13 @@ def parse_json(text: str, *, name: str = "<string>"):
     def pairs(items):
         out = dict(items)
         if len(out) != len(items):
-            seen = set()
-            key = next(k for k, _ in items if k in seen or seen.add(k))
+            seen: set = set()
+            key = None
+            for k, _ in items:
+                if k in seen:
+                    key = k
+                    break
+                seen.add(k)
             flagged.append(True)
             return _Invalid(lambda where: InvalidFormat(f"{where}: duplicate key {short_repr(key)} in a JSON object"))
         return out
@@ -272,7 +278,7 @@ def _check_depth(text: str, name: str) -> None:
 
 def _where_too_deep(text: str):
     """The path to, and the position of, the first container nested beyond :data:`MAX_DEPTH`."""
-    frames = []  # one per open container: [key or index, expecting a key]
+    frames: list[list] = []  # one per open container: [key or index, expecting a key]
     for m in _TOKEN.finditer(text):
         t = m.group()
         if t in "[{":
@@ -317,7 +323,7 @@ def _number_error(text: str, where: str) -> InvalidNumber:
 
 def _raise_first_invalid(root, name: str) -> None:
     """Find the first :class:`_Invalid` in document order and raise its error, naming the field."""
-    stack = [(root, ())]
+    stack: list[tuple] = [(root, ())]
     while stack:
         node, path = stack.pop()
         if isinstance(node, _Invalid):

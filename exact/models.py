@@ -21,7 +21,7 @@ import operator
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from flint import fmpq
@@ -31,7 +31,7 @@ from .linalg import QMatrix
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
-from .grids import FloatGrid, Grid, RationalGrid, parse_grid
+from .grids import DyadicGrid, FloatGrid, Grid, RationalGrid, parse_grid
 from .numbers import approx, floor_log2, format_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
@@ -122,8 +122,8 @@ class SingleHead:
     exact.errors.ShapeError: W: expected a square d×d matrix, got 1×2
     """
 
-    W: tuple
-    v: tuple
+    W: Any  # given as any d×d array-like; stored as a tuple of tuples of Fractions
+    v: Any  # given as any length-d array-like; stored as a tuple of Fractions
     kind: ClassVar[str] = "single-head"  # the JSON kind, and the model class a learner names
 
     def __post_init__(self):
@@ -516,7 +516,7 @@ class SingleHead:
         d = data.get("d")
         if "d" in data and (not isinstance(d, int) or isinstance(d, bool)):
             raise ShapeError(f"model: field 'd': expected an integer, got {describe_json(d)}")
-        if "d" in data and d.bit_length() > 62:
+        if isinstance(d, int) and d.bit_length() > 62:
             raise ShapeError(f"model: field 'd': expected an integer below 2^62, got one with {len(str(abs(d)))} digits")
         W, v = data["W"], data["v"]
         if not isinstance(W, (list, tuple)):
@@ -597,11 +597,13 @@ def _sampler(g: Grid, rng: np.random.Generator, bound: Fraction):
             return x if x is not None else Fraction(0)
 
         return draw
+    if not isinstance(g, DyadicGrid):  # pragma: no cover - every grid kind is handled above
+        raise InvalidArgument(f"grid: cannot sample on {g.name}")
     scale = 1 << g.bits
     if bound * scale >= 2**62:
         raise InvalidArgument(f"bound: {_size(bound)} is too large to sample on grid {g.name}")
 
-    def draw():
+    def draw_dyadic():
         return Fraction(int(rng.integers(-int(bound * scale), int(bound * scale) + 1)), scale)
 
-    return draw
+    return draw_dyadic

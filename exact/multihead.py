@@ -13,7 +13,7 @@ forms are equal ([KKG26]).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -47,8 +47,8 @@ class MultiHead:
     0.403412132055
     """
 
-    heads: tuple
-    d: int | None = None
+    heads: Any  # given as any sequence of heads; stored as a tuple of SingleHead
+    d: Any = None  # an int after construction (needed as input only when there are no heads)
     kind: ClassVar[str] = "multi-head"
 
     def __post_init__(self):
@@ -106,7 +106,11 @@ class MultiHead:
             raise ShapeError(f"X: expected shape (N, {self.d}) or (n, N, {self.d}), got {X.shape}")
         if not self.heads:
             return 0.0 if X.ndim == 2 else np.zeros(X.shape[0])
-        return sum(evaluate_float(*h.to_numpy(), X) for h in self.heads)
+        total = np.zeros(X.shape[0]) if X.ndim == 3 else 0.0
+        for h in self.heads:
+            W, v = h.to_numpy()
+            total = total + evaluate_float(W, v, X)
+        return total
 
     @classmethod
     def random(cls, d: int, H: int, *, seed=None, grid="rational:7", bound=2, v_zeros: int = 0) -> "MultiHead":

@@ -86,7 +86,7 @@ def to_fraction(x, *, name: str = "value") -> Fraction:
     if isinstance(x, decimal.Decimal):
         if not x.is_finite():
             raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
-        if abs(x.as_tuple().exponent) > MAX_DECIMAL_EXPONENT:
+        if abs(int(x.as_tuple().exponent)) > MAX_DECIMAL_EXPONENT:
             raise InvalidNumber(f"{name}: the decimal exponent of {x} exceeds ±{MAX_DECIMAL_EXPONENT}")
         return Fraction(x)
     module = type(x).__module__.split(".")[0]
@@ -351,9 +351,9 @@ def simplest_in_ball(ball: arb) -> fmpq:
     """
     if not ball.is_finite():
         raise InvalidNumber(f"expected a finite ball, got {ball}")
-    m, e = ball.mid().man_exp()
-    r, f = ball.rad().man_exp()
-    m, e, r, f = int(m), int(e), int(r), int(f)
+    m_, e_ = ball.mid().man_exp()
+    r_, f_ = ball.rad().man_exp()
+    m, e, r, f = int(m_), int(e_), int(r_), int(f_)
     k = max(0, -e, -f)
     mid, rad = m << (e + k), r << (f + k)
     den = 1 << k
@@ -448,11 +448,12 @@ def _make_coprime():
     probe = getattr(Fraction, "_from_coprime_ints", None)
     if probe is not None:  # Python >= 3.12
         return probe
+    kwargs: dict = {"_normalize": False}  # Python 3.10 and 3.11
     try:
-        Fraction(2, 4, _normalize=False)  # type: ignore[call-arg]
+        Fraction(2, 4, **kwargs)
     except TypeError:  # pragma: no cover - an interpreter without either shortcut
         return Fraction
-    return lambda p, q: Fraction(p, q, _normalize=False)  # type: ignore[call-arg]
+    return lambda p, q: Fraction(p, q, **kwargs)
 
 
 _COPRIME = _make_coprime()

@@ -105,6 +105,7 @@ class FloatAnswer(float):
     """
 
     __slots__ = ("error",)
+    error: float
 
     def __new__(cls, value: float, error: float):
         obj = super().__new__(cls, value)
@@ -376,7 +377,7 @@ class FloatOracle(CallableOracle):
             by_len.setdefault(s.length, []).append(i)
         for idx in by_len.values():
             X = np.stack([seqs[i].to_numpy() for i in idx])
-            ys = evaluate_float(self._W, self._v, X)
+            ys = np.asarray(evaluate_float(self._W, self._v, X))
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
             errs = float_rounding_bounds(self._W, self._v, X, ys)
@@ -386,5 +387,5 @@ class FloatOracle(CallableOracle):
                 out[i] = FloatAnswer(y, e)
         return out
 
-    def _answer(self, seq: Sequence) -> float:
+    def _answer(self, seq: Sequence):  # a FloatAnswer
         return self._answer_batch([seq])[0]

@@ -220,7 +220,7 @@ class _Value:
     def __init__(self, arith: CertifiedArithmetic, answer, what: str):
         self.arith, self.answer, self.what = arith, answer, what
         self.prec = arith.prec0
-        self.last = None
+        self.last: arb | None = None
 
     def ball(self):
         self.last = self.arith.ball(self.answer, self.prec)
@@ -240,7 +240,8 @@ class _Logit:
         self.arith, self.answer, self.label = arith, answer, label
         self.base = to_fmpq(meas.base) if base is None else base
         self.slope = to_fmpq(meas.slope) if slope is None else slope
-        self.prec, self.want, self.resolved, self.last = arith.prec0, 64, 0, None
+        self.prec, self.want, self.resolved = arith.prec0, 64, 0
+        self.last: arb | None = None
 
     @property
     def what(self) -> str:
@@ -274,7 +275,8 @@ class _Combo:
 
     def __init__(self, arith: CertifiedArithmetic, answers, measurements, combo, what: str):
         self.arith, self.answers, self.measurements, self.combo, self.what = arith, answers, measurements, combo, what
-        self.prec, self.last = arith.prec0, None
+        self.prec = arith.prec0
+        self.last: arb | None = None
 
     def ball(self):
         total = arb(0)

@@ -119,7 +119,8 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
         dense = list(dense) if dense is not None else None
         for j, delta in ((k, 1), (p, plan.shifts[k])):
             if delta:
-                x = (full[j][1] if full[j] is not None else 0) + delta
+                entry = full[j]
+                x = (entry[1] if entry is not None else 0) + delta
                 first[j] = (j, Fraction(x)) if x else None
                 first_fq[j] = (j, fmpq(Fraction(x).numerator, Fraction(x).denominator)) if x else None
                 if dense is not None:

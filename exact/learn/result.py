@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 __all__ = ["LearnResult"]
 
@@ -59,13 +60,13 @@ class LearnResult:
         Learner-specific facts (the pivot and probe shifts, the sketch seed, ...).
     """
 
-    model: object
+    model: Any
     mode: str
     exact: bool
     queries: int
     max_length: int
-    certificate: object = field(default=None, repr=False)
-    report: object = field(default=None, repr=False)
+    certificate: Any = field(default=None, repr=False)
+    report: Any = field(default=None, repr=False)
     error_estimate: float | None = 0.0
     grid: str | None = None
     precision: int = 0

@@ -14,6 +14,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 __all__ = [
     "Instance", "Outcome", "Claim", "ClaimReport", "run_claims", "format_table", "table_header", "table_row",
@@ -26,7 +27,7 @@ class Instance:
     """One named test instance: a model plus what the claim expects of it."""
 
     name: str
-    model: object
+    model: Any
     grid: str | None = None
     rank: int | None = None
 

@@ -47,6 +47,7 @@ def _sketch_check(mode: str, *, rank_known: bool):
         r = learn(oracle, rank=inst.rank if rank_known else None, mode=mode, seed=0)
         d = inst.model.d
         exact = r.model == inst.model and r.exact and r.details["rank"] == inst.rank and r.certificate.check().holds
+        assert inst.rank is not None  # every low-rank instance names its rank
         want = low_rank_query_count(d, inst.rank, rank_known=rank_known)
         count = r.queries == oracle.count - r.verification_queries == want
         return exact, count, f"{r.queries} queries (formula {want}) + {r.verification_queries} checks"
