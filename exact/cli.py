@@ -48,8 +48,8 @@ EXIT_ERROR = 2  # bad input, or the problem has no answer (not identifiable, ...
 
 GRIDS_HELP = "rational:Q (denominators <= Q), dyadic:k (multiples of 2^-k), float16, bfloat16, float32, float64"
 
-#: ``random`` refuses larger heads: a d×d matrix of exact rationals costs about 20 s
-#: and 1 GB to draw at d = 1024, and its learner d² + d queries.
+#: ``random`` refuses larger heads: a d×d matrix of exact rationals costs about 10 µs
+#: and 100 bytes per entry to draw (10 s and 0.1 GB at d = 1024), and d² + d queries to learn.
 MAX_RANDOM_D = 1024
 MAX_INPUTS = 1000
 MAX_HEADS = 64
@@ -70,6 +70,33 @@ def _int_type(low: int, high: int | None = None):
         return n
 
     return parse
+
+
+def _dimension(text: str) -> int:
+    """``--d`` of ``random``: an integer in 1..MAX_RANDOM_D; above it, say what it would cost."""
+    d = _int_type(1)(text)
+    if d > MAX_RANDOM_D:
+        entries = d * d
+        seconds = entries * 10e-6
+        raise argparse.ArgumentTypeError(
+            f"expected an integer in 1..{MAX_RANDOM_D}, got {d}: W alone would hold {entries:.3g} exact entries, "
+            f"about {_duration(seconds)} and {_size(entries * 100)} to draw (and d² + d = {entries + d:.3g} queries to learn)"
+        )
+    return d
+
+
+def _duration(seconds: float) -> str:
+    for unit, span in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= span:
+            return f"{seconds / span:.3g} {unit}"
+    return f"{seconds:.2g} s"
+
+
+def _size(nbytes: float) -> str:
+    for unit, span in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6)):
+        if nbytes >= span:
+            return f"{nbytes / span:.3g} {unit}"
+    return f"{nbytes:.3g} bytes"
 
 
 def _number(text: str) -> Fraction:
@@ -157,8 +184,8 @@ def _random_parser(sub) -> None:
     for name, text in (("single-head", "a random single softmax head"),
                        ("low-rank", "a random single head with rank(W) <= RANK")):
         rs = rsub.add_parser(name, help=text)
-        rs.add_argument("--d", type=_int_type(1, MAX_RANDOM_D), required=True,
-                        help=f"token dimension (1..{MAX_RANDOM_D}; about d²·20 µs to draw)")
+        rs.add_argument("--d", type=_dimension, required=True,
+                        help=f"token dimension (1..{MAX_RANDOM_D}; drawing costs about d²·10 µs and d²·100 bytes)")
         rs.add_argument("--seed", type=_int_type(0), default=0, help="seed of the generator (default 0)")
         rs.add_argument("--grid", type=_grid, default="rational:7",
                         help=f"grid of the entries (default rational:7): {GRIDS_HELP}")
@@ -256,6 +283,7 @@ def _cmd_learn(args) -> int:
         raise InvalidArgument(f"--mode/--grid: learner {spec.name!r} is approximate and takes neither")
     if args.certificate and not spec.exact:
         raise InvalidArgument(f"--certificate: learner {spec.name!r} gives approximate results, which carry no certificate")
+    _announce(spec, model.d, kwargs, quiet=args.quiet)
     with terminal_reporter(quiet=args.quiet):
         result = spec.learn(oracle, **kwargs)
     if args.certificate:
@@ -281,6 +309,32 @@ def _cmd_learn(args) -> int:
     else:
         _print_result(result, model, spec, report, same)
     return 0 if ok else EXIT_FAIL
+
+
+#: Measured costs per query of a certified exact learn (oracle, identification, replay and
+#: transcript together; see benchmarks/single_head.py), used to announce long runs and to
+#: refuse runs that would not fit in memory.
+SECONDS_PER_QUERY = {"certified": 3e-5, "symbolic": 3e-3, "float": 2e-5}
+BYTES_PER_QUERY = 2000
+MAX_LEARN_BYTES = 8e9
+
+
+def _announce(spec, d: int, kwargs: dict, *, quiet: bool) -> None:
+    """Refuse a learn that would not fit in memory; announce one that takes more than ten seconds."""
+    try:
+        n = int(spec.query_count(d, **{k: v for k, v in kwargs.items() if k in ("rank", "m", "C")}))
+    except (TypeError, ValueError, ExactAttentionError):
+        return
+    mode = kwargs.get("mode") or "certified"
+    seconds, nbytes = n * SECONDS_PER_QUERY.get(mode, 3e-5), n * BYTES_PER_QUERY
+    if nbytes > MAX_LEARN_BYTES:
+        raise InvalidArgument(
+            f"{spec.name}: d = {d} needs {n:.3g} queries, about {_size(nbytes)} of transcript and {_duration(seconds)}; "
+            f"the limit is {_size(MAX_LEARN_BYTES)} (use the Python API to run it anyway)"
+        )
+    if seconds > 10 and not quiet:
+        print(f"exact-attention: {spec.name}, d = {d}: {n} queries, about {_duration(seconds)} and {_size(nbytes)}",
+              file=sys.stderr)
 
 
 def _claim(result, spec, model) -> str:
