@@ -10,8 +10,8 @@ from flint import arb, ctx, fmpq
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from exact.errors import InvalidNumber
-from exact.expfield import ExpPoly, ExpRatio
+from exact.errors import InvalidArgument, InvalidFormat, InvalidNumber
+from exact.expfield import ExpPoly, ExpRatio, ExpSum, exp_form_from_json
 from exact.numbers import ball_interval
 
 SETTINGS = settings(max_examples=50, deadline=None, derandomize=True)
@@ -184,8 +184,9 @@ def test_ratio_inequality_by_tiny_amount():
 
 
 def test_ratio_zero_denominator_and_hash():
-    with pytest.raises(ZeroDivisionError, match="^exp-ratio with a zero denominator$"):
+    with pytest.raises(InvalidArgument, match=r"^den: an exp-ratio needs a nonzero denominator, got the zero exp-polynomial$") as info:
         ExpRatio(E((1, 0)), E())
+    assert isinstance(info.value, ValueError)
     with pytest.raises(TypeError):
         hash(ExpRatio.rational(1))
 
@@ -332,3 +333,216 @@ def test_expratio_from_json_rejects_bad_inner_data():
 def test_expratio_from_json_rejects_zero_denominator_as_value_error():
     with pytest.raises(ValueError):
         ExpRatio.from_json({"num": [["1", "0"]], "den": [["1", "0"], ["-1", "0"]]})
+
+
+# -- gaps found by mutation testing (python tests/mutation.py exact/expfield.py) -------------
+
+
+def _frac(x: fmpq) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
+
+
+def test_equality_with_other_types_is_not_implemented():
+    p, r = E((1, 1)), ExpRatio.rational(1)
+    assert p.__eq__(1) is NotImplemented and r.__eq__(1) is NotImplemented
+    assert ExpSum([r]).__eq__(1) is NotImplemented
+    assert (p == "e") is False and (r == "1") is False and (ExpSum([r]) == 1) is False
+
+
+def test_exppoly_ball_with_shift():
+    # e^{-5} · (3e^5 + 2e^1) = 3 + 2e^{-4}
+    p = E((3, 5), (2, 1))
+    with mpmath.workdps(80):
+        shifted = 3 + 2 * mpmath.exp(-4)
+        unshifted = 3 * mpmath.exp(5) + 2 * mpmath.exp(1)
+    b = p.ball(200, shift=5)
+    lo, hi = ball_interval(b)
+    assert hi - lo < Fraction(1, 2**190)
+    assert contains_within(b, shifted, Fraction(1, 10**70))
+    assert contains_within(p.ball(200), unshifted, Fraction(1, 10**70))
+    assert not contains_within(b, unshifted, Fraction(1, 10**70))
+
+
+def _softmax_reference(scores, values):
+    """Σ c_i e^{s_i} / Σ e^{s_i}, built term by term through the public ExpPoly constructor."""
+    return ExpPoly([(c, s) for s, c in zip(scores, values)]), ExpPoly([(1, s) for s in scores])
+
+
+@pytest.mark.parametrize(
+    "scores, values",
+    [
+        ([3], [5]),
+        ([0], [1]),
+        (["-2/3"], [0]),
+        ([1, 2], [3, 4]),
+        ([2, 1], [3, 4]),  # unsorted: the fast path must order the terms
+        ([1, 1], [3, 4]),  # tie: one term with coefficient 2 in the denominator
+        ([1, 1], [3, -3]),  # tie that cancels the numerator
+        ([0, 5], [0, 7]),  # a zero value is dropped from the numerator, never its score
+        ([0, 5], [7, 0]),
+        ([2, 0, 2, -1], [1, 3, 1, 0]),  # general path: ties merged, zero values dropped
+        ([0, 0, 0], [1, 1, -2]),
+        ([4, "1/2", -3, "1/2", 0], [2, 2, 1, -2, 5]),
+    ],
+)
+def test_softmax_is_the_normalised_ratio(scores, values):
+    s = [fmpq(*map(int, str(x).split("/"))) for x in scores]
+    c = [fmpq(int(v)) for v in values]
+    r = ExpRatio.softmax(s, c)
+    num, den = _softmax_reference(s, c)
+    assert r.num == num and r.den == den  # normal form: sorted, merged, zero coefficients dropped
+    assert r.num.terms == num.terms and r.den.terms == den.terms
+    assert r == ExpRatio(num, den)
+    if len(set(scores)) == 1:  # equal scores: the plain average
+        assert r == ExpRatio.rational(Fraction(sum(values), len(values)))
+
+
+def test_softmax_of_no_tokens_has_no_value():
+    with pytest.raises(InvalidArgument, match=r"^den: "):
+        ExpRatio.softmax([], [])
+
+
+def test_normalized_scales_the_lowest_denominator_term_to_one():
+    for den in (E((2, 0), (1, 1)), E((1, 3), (5, 4)), E((-1, 0))):
+        r = ExpRatio(E((1, 0), (7, "1/2")), den)
+        n = r.normalized()
+        assert n.den.terms[0] == (fmpq(0), fmpq(1))
+        assert n == r
+    already = ExpRatio(E((4, 2)), E((1, 0), (3, 1)))
+    assert already.normalized().den.terms == already.den.terms
+    assert already.normalized().num.terms == already.num.terms
+
+
+def test_ratio_equality_with_equal_normal_denominators_but_different_numerators():
+    # the raw denominators differ, the normalised ones agree: the numerators still decide
+    r1 = ExpRatio(E((1, 0)), E((1, 0), (1, 1)))
+    r2 = ExpRatio(E((2, 0)), E((2, 0), (2, 1)))
+    r3 = ExpRatio(E((3, 0)), E((2, 0), (2, 1)))
+    assert r1 == r2 and r2 == r1
+    assert r1 != r3 and r3 != r1
+    assert not (r1 == r3)
+
+
+def test_ratio_sympy_and_repr():
+    r = ExpRatio(E((2, "1/3")), E((1, 0), (1, 1)))
+    assert r.sympy() == 2 * sympy.exp(sympy.Rational(1, 3)) / (1 + sympy.E)
+    assert repr(r) == "ExpRatio(ExpPoly([(2, 1/3)]), ExpPoly([(1, 0), (1, 1)]))"
+    assert repr(ExpRatio.rational("-3/4")) == "ExpRatio(ExpPoly([(-3/4, 0)]), ExpPoly([(1, 0)]))"
+
+
+@pytest.mark.parametrize(
+    "x, prec",
+    [
+        (Fraction(-61, 3), 20),  # working precision below the 32-bit floor
+        (Fraction(-61, 3), 200),
+        (Fraction(-50), 100),
+        (Fraction(-601, 3), 1000),
+        (-17 - Fraction(1, 2**1100), 200),  # a huge denominator is not a huge exponent
+        (Fraction(-(10**6)) - Fraction(1, 3), 64),
+    ],
+)
+def test_ball_of_a_small_exponential_is_accurate_to_2_to_the_minus_prec(x, prec):
+    """``e^x`` for ``x < -16`` is computed at reduced precision, still to ``2^-prec`` absolutely."""
+    b = ExpRatio(E((1, x)), ExpPoly.constant(1)).ball(prec)
+    lo, hi = ball_interval(b)
+    assert (hi - lo) / 2 <= Fraction(1, 2**prec)
+    with mpmath.workdps(prec // 3 + 60):
+        value = mpmath.exp(mpmath.mpf(x.numerator) / x.denominator)
+    assert contains_within(b, value, Fraction(1, 10 ** (prec // 3 + 50)))
+
+
+# -- ExpSum ----------------------------------------------------------------------------------
+
+
+def _sum_parts():
+    a = ExpRatio(E((1, 0), (2, 1)), E((1, 0), (1, 1)))  # (1 + 2e) / (1 + e)
+    b = ExpRatio(E((5, "1/2")), E((1, 0), (1, 2)))  # 5e^{1/2} / (1 + e^2)
+    c = ExpRatio(E((2, 3)), E((2, 2), (2, 3)))  # e / (1 + e), scaled by 2e^2
+    return a, b, c
+
+
+def _mp_sum_value(dps=60):
+    with mpmath.workdps(dps):
+        e = mpmath.e
+        return (1 + 2 * e) / (1 + e) + 5 * mpmath.sqrt(e) / (1 + e**2) + e / (1 + e)
+
+
+def test_expsum_normal_form_merges_and_orders_by_denominator():
+    a, b, c = _sum_parts()
+    s = ExpSum([a, b, c])
+    assert len(s.terms) == 2  # a and c share the normalised denominator 1 + e
+    assert ExpSum([c, b, a]).terms == s.terms == ExpSum([b, a, c]).terms
+    assert [[(_frac(q), _frac(k)) for q, k in d.terms] for d, _ in s.terms] == [[(0, 1), (1, 1)], [(0, 1), (2, 1)]]
+    # equal numerators, different denominators: the order is still the denominators'
+    x = ExpRatio(E((1, 0)), E((1, 0), (1, 2)))
+    y = ExpRatio(E((1, 0)), E((1, 0), (1, 1)))
+    assert ExpSum([x, y]).terms == ExpSum([y, x]).terms
+    assert [d for d, _ in ExpSum([x, y]).terms] == [y.den, x.den]
+    assert ExpSum([a, ExpRatio(-a.num, a.den)]).terms == ()
+
+
+def test_expsum_equality_decides_both_ways():
+    a, b, c = _sum_parts()
+    s = ExpSum([a, b, c])
+    assert s == ExpSum([a, b, c])  # identical normal forms
+    assert s == ExpSum([c, b, a]) and s == ExpSum([ExpSum([a]), ExpSum([b, c])])
+    assert s == s.as_ratio() and s.as_ratio() == s  # ExpSum against ExpRatio, both sides
+    assert ExpSum([a, b]) != ExpSum([a, c]) and ExpSum([a]) != ExpSum([b])
+    assert not (ExpSum([a]) == ExpSum([b]))
+    assert ExpSum([a]) != b and b != ExpSum([a])
+    tiny = Fraction(1, 10**30)
+    assert s != ExpSum([a, b, c, ExpRatio.rational(tiny)])
+    assert (ExpSum([a]) == ExpSum([a])) is True
+
+
+def test_expsum_as_ratio_ball_and_sympy():
+    a, b, c = _sum_parts()
+    s = ExpSum([a, b, c])
+    assert s.as_ratio() == a + b + c
+    assert ExpSum().as_ratio() == ExpRatio.rational(0)
+    value = _mp_sum_value()
+    ball = s.ball(200)
+    lo, hi = ball_interval(ball)
+    assert hi - lo < Fraction(1, 2**180)
+    assert contains_within(ball, value, Fraction(1, 10**55))
+    assert ExpSum().ball(64) == 0
+    e = sympy.E
+    expected = (1 + 2 * e) / (1 + e) + e / (1 + e) + 5 * sympy.exp(sympy.Rational(1, 2)) / (1 + e**2)
+    assert sympy.simplify(s.sympy() - expected) == 0
+    assert abs(float(s.sympy()) - float(value)) < 1e-12
+
+
+def test_expsum_json_and_repr():
+    a, b, c = _sum_parts()
+    s = ExpSum([b, a, c])
+    assert s.to_json() == {
+        "sum": [
+            {"num": [["1", "0"], ["3", "1"]], "den": [["1", "0"], ["1", "1"]]},  # a + c = (1 + 3e)/(1 + e)
+            {"num": [["5", "1/2"]], "den": [["1", "0"], ["1", "2"]]},
+        ]
+    }
+    back = ExpSum.from_json(json.loads(json.dumps(s.to_json())))
+    assert isinstance(back, ExpSum) and back.terms == s.terms and back == s
+    assert repr(s) == (
+        "ExpSum([ExpRatio(ExpPoly([(1, 0), (3, 1)]), ExpPoly([(1, 0), (1, 1)])), "
+        "ExpRatio(ExpPoly([(5, 1/2)]), ExpPoly([(1, 0), (1, 2)]))])"
+    )
+
+
+@pytest.mark.parametrize(
+    "data", [[], {"sum": 1}, {"sum": "x"}, {"sum": [], "extra": 1}, {"terms": []}, None, "sum"],
+)
+def test_expsum_from_json_rejects_malformed_structure(data):
+    with pytest.raises(InvalidFormat, match=r"^exp-sum: expected \{'sum': \[ratios\]\}, got "):
+        ExpSum.from_json(data)
+
+
+def test_exp_form_from_json_dispatches_on_the_sum_key():
+    a, b, c = _sum_parts()
+    s = ExpSum([a, b])
+    got = exp_form_from_json(json.loads(json.dumps(s.to_json())))
+    assert type(got) is ExpSum and got.terms == s.terms
+    got = exp_form_from_json(json.loads(json.dumps(a.to_json())))
+    assert type(got) is ExpRatio and got.num == a.num and got.den == a.den
+    with pytest.raises(InvalidFormat, match=r"^exp-ratio: "):
+        exp_form_from_json([1, 2])

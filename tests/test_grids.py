@@ -366,3 +366,74 @@ def test_float_grid_is_frozen():
     with pytest.raises(AttributeError):
         FLOAT32.precision = 10
     assert FloatGrid("float32", 24, -126, 127) == FLOAT32
+
+
+# -- gaps found by mutation testing (python tests/mutation.py exact/grids.py) ----------------
+
+
+def test_base_grid_round_is_abstract():
+    with pytest.raises(NotImplementedError):
+        Grid().round(Fraction(1))
+
+
+@pytest.mark.parametrize("grid", [RationalGrid(7), DyadicGrid(3), FLOAT16])
+def test_grids_are_frozen_and_hashable(grid):
+    field = {RationalGrid: "max_den", DyadicGrid: "bits", FloatGrid: "precision"}[type(grid)]
+    with pytest.raises(AttributeError):
+        setattr(grid, field, 1)
+    assert parse_grid(grid.name) == grid
+    assert hash(parse_grid(grid.name)) == hash(grid)
+    assert len({grid, parse_grid(grid.name)}) == 1
+
+
+@pytest.mark.parametrize("grid", [FLOAT16, BFLOAT16, FLOAT32, FLOAT64])
+def test_float_grid_round_one_and_small_integers(grid):
+    # 0 is special-cased in round(); 1 must not be (an earlier audit's gap)
+    assert grid.round(Fraction(1)) == 1
+    assert grid.round(Fraction(-1)) == -1
+    assert grid.round(Fraction(0)) == 0
+    assert grid.round(Fraction(2)) == 2
+    assert grid.contains(Fraction(1)) and grid.contains(Fraction(0))
+    assert grid.identify(Fraction(1), Fraction(1)) == 1
+
+
+class _FixedPointGrid(Grid):
+    """Multiples of 1/8 in [-1/4, 1/4]: a grid whose range ends well below 1."""
+
+    name = "fixed:[-1/4,1/4]"
+
+    def round(self, x):
+        g = Fraction(round(x * 8), 8)
+        return None if abs(g) > Fraction(1, 4) else g
+
+
+def test_identify_outside_a_small_range_for_any_grid():
+    g = _FixedPointGrid()
+    assert g.identify(Fraction(1, 8) - Fraction(1, 100), Fraction(1, 8) + Fraction(1, 100)) == Fraction(1, 8)
+    # the ball [1/2, 3/4] lies wholly above the range: provably no grid point, whatever its size
+    with pytest.raises(OracleInconsistent, match=r"^x: the ball \[0\.5, 0\.75\] lies outside the range of grid fixed:"):
+        g.identify(Fraction(1, 2), Fraction(3, 4), what="x")
+    with pytest.raises(OracleInconsistent, match=r"^x: the ball \[-0\.75, -0\.5\] lies outside the range of grid fixed:"):
+        g.identify(Fraction(-3, 4), Fraction(-1, 2), what="x")
+    # straddling the whole range: inconclusive, not an error
+    assert g.identify(Fraction(-3, 4), Fraction(3, 4)) is None
+
+
+def test_certifiable_grids_at_the_coarsest_widths():
+    # width 1/4: integers (rational:1 = dyadic:0, spacing 1) are still certifiable
+    assert certifiable_grids(Fraction(1, 4), Fraction(1, 2)) == "rational:Q for Q <= 1, dyadic:k for k <= 0"
+    assert RationalGrid(1).identify(Fraction(7, 8), Fraction(9, 8)) == 1
+    assert DyadicGrid(0).identify(Fraction(7, 8), Fraction(9, 8)) == 1
+    # width 1/2: spacing 1 is no longer more than twice the width for dyadic:0, still 1/Q² >= 2·width for Q = 1
+    assert certifiable_grids(Fraction(1, 2), Fraction(1, 2)) == "rational:Q for Q <= 1"
+    assert certifiable_grids(Fraction(1, 2) + Fraction(1, 10**9), Fraction(1, 2)) == "none"
+
+
+def test_certifiable_grids_float_boundary_is_strict():
+    """A float grid is named only when the width is *below* half its spacing at the value."""
+    half_ulp16 = FLOAT16.ulp(Fraction(1)) / 2
+    assert half_ulp16 == Fraction(1, 2**11)
+    just_below = half_ulp16 * Fraction(15, 16)
+    assert certifiable_grids(just_below, Fraction(1)) == "rational:Q for Q <= 33, dyadic:k for k <= 10, float16, bfloat16"
+    assert certifiable_grids(half_ulp16, Fraction(1)) == "rational:Q for Q <= 32, dyadic:k for k <= 9, bfloat16"
+    assert certifiable_grids(2 * half_ulp16, Fraction(1)) == "rational:Q for Q <= 22, dyadic:k for k <= 8, bfloat16"

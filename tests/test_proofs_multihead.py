@@ -521,16 +521,24 @@ def test_cli_counterexample_permute_with_one_head(capsys):
 
 
 @pytest.mark.parametrize("argv,words", [
-    (("--d", 2, "--heads", 0, "--kind", "split"), ["split_v", "H=0"]),
-    (("--d", 2, "--heads", -1), ["H: expected a non-negative number of heads, got -1"]),
-    (("--d", 0, "--heads", 2), ["d: expected an integer d >= 1, got 0"]),
+    (("--d", 2, "--heads", 0, "--kind", "split"), ["--heads", "expected an integer in 1..8, got 0"]),
+    (("--d", 2, "--heads", -1), ["--heads", "expected an integer in 1..8, got -1"]),
+    (("--d", 0, "--heads", 2), ["--d", "expected an integer in 1..16, got 0"]),
 ])
 def test_cli_counterexample_bad_arguments(capsys, argv, words):
-    rc, out, err = run(capsys, "counterexample", *argv)
-    assert rc == 2 and out == ""
-    line = one_line_error(err)
+    with pytest.raises(SystemExit) as info:  # refused by the option parser, before any work
+        main(["counterexample", *map(str, argv)])
+    assert info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    line = one_line_error(captured.err)
     for w in words:
         assert w in line
+
+
+def test_split_of_a_model_without_heads_is_refused():
+    with pytest.raises(ValueError, match=r"split_v.*H=0"):
+        split_v(MultiHead([], d=2))
 
 
 def test_cli_counterexample_model_file_excludes_d_and_heads(tmp_path, capsys):

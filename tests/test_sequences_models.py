@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from flint import fmpq, fmpq_mat
 
-from exact.errors import ExactAttentionError, InvalidNumber, ShapeError
+from exact.errors import ExactAttentionError, InvalidArgument, InvalidNumber, ShapeError
 from exact.expfield import ExpPoly, ExpRatio
 from exact.models import SingleHead
 from exact.numbers import ball_interval
@@ -384,8 +384,9 @@ def test_random_validation():
         SingleHead.random(0, seed=0)
     with pytest.raises(ValueError, match=r"^v_zeros: expected 0 <= v_zeros <= d-1 = 2, got 3$"):
         SingleHead.random(3, seed=0, v_zeros=3)
-    with pytest.raises(ValueError, match=r"^rank: expected 0 <= rank <= d = 3, got 4$"):
-        SingleHead.random(3, seed=0, rank=4)
+    for rank in (4, -1, True):  # booleans are not ranks
+        with pytest.raises(InvalidArgument, match=rf"^rank: expected an integer 0 <= rank <= d = 3, got {rank}$"):
+            SingleHead.random(3, seed=0, rank=rank)
     with pytest.raises(ValueError, match=r"^grid: expected "):
         SingleHead.random(3, seed=0, grid="float8")
 

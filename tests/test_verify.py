@@ -1,6 +1,7 @@
 """The claim machinery behind ``exact-attention verify``."""
 
 import json
+import sys
 
 import pytest
 
@@ -76,3 +77,35 @@ def test_cli_exit_code_is_1_when_a_claim_fails(monkeypatch, capsys):
 def test_report_json_is_plain():
     r = ClaimReport("c", 1, 1, 1, 0.5, outcomes=())
     assert json.loads(json.dumps(r.to_json()))["holds"] is True
+
+
+# -- a missing optional dependency (cvxpy, the cs extra) ---------------------------------------
+
+
+def _hide_cvxpy(monkeypatch):
+    monkeypatch.setitem(sys.modules, "cvxpy", None)  # as without the extra: find_spec finds nothing
+
+
+def test_the_compressed_sensing_claim_requires_cvxpy():
+    (cs,) = [c for c in claims(("5.1",), quick=True) if c.requires is not None]
+    assert cs.requires == "cvxpy" and cs.name.startswith("Thm 5.1 CS learner")
+
+
+def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypatch, capsys):
+    _hide_cvxpy(monkeypatch)
+    assert cli.main(["verify", "--quick", "--theorem", "5.1", "--json", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    rows = [json.loads(line) for line in captured.out.splitlines()]
+    skipped = [r for r in rows if r["skipped"]]
+    assert [(r["claim"], r["skipped"], r["holds"]) for r in skipped] == [
+        ("Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5", "cvxpy is not installed", False)
+    ]
+    assert skipped[0]["outcomes"] == [] and skipped[0]["exact"] == skipped[0]["count"] == 0  # nothing was run
+    held = [r for r in rows if not r["skipped"]]
+    assert len(held) == 3 and all(r["holds"] for r in held)
+    # the table lists it too, and the footer counts it apart
+    assert cli.main(["verify", "--quick", "--theorem", "5.1", "--quiet"]) == 0
+    lines = capsys.readouterr().out.rstrip("\n").splitlines()
+    assert "  SKIPPED Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5: cvxpy is not installed" in lines
+    assert lines[-1] == "3/3 claims hold (1 skipped)"
