@@ -266,6 +266,8 @@ def _cmd_learn(args) -> int:
         value = getattr(args, opt.name, None)
         if value is not None:
             kwargs[opt.name] = value
+        elif opt.required:
+            raise InvalidArgument(f"{opt.flag}: learner {spec.name!r} needs it ({opt.help})")
     for s in args.specs.values():  # options given for another method are an error, not silently ignored
         for opt in s.options:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
@@ -283,6 +285,12 @@ def _cmd_learn(args) -> int:
         raise InvalidArgument(f"--mode/--grid: learner {spec.name!r} is approximate and takes neither")
     if args.certificate and not spec.exact:
         raise InvalidArgument(f"--certificate: learner {spec.name!r} gives approximate results, which carry no certificate")
+    float_mode = args.mode == "float" or (args.mode is None and args.oracle == "float" and not getattr(args, "grid", None))
+    if args.certificate and float_mode:
+        raise InvalidArgument(
+            "--certificate: float mode gives approximate results, which carry no certificate; "
+            "use an exact mode (with --grid G for a float oracle)"
+        )
     _announce(spec, model.d, kwargs, quiet=args.quiet)
     with terminal_reporter(quiet=args.quiet):
         result = spec.learn(oracle, **kwargs)

@@ -359,8 +359,13 @@ class FloatOracle(CallableOracle):
     def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
         if isinstance(model, tuple):
             W, v = (np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))
-        else:
+        elif getattr(model, "kind", None) == "single-head":
             W, v = model.to_numpy()
+        else:
+            raise InvalidArgument(
+                f"model: FloatOracle evaluates a single head (a SingleHead or a pair (W, v)), got "
+                f"{type(model).__name__}; wrap other models' float evaluation in a CallableOracle"
+            )
         if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
             raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
         if not (np.isfinite(W).all() and np.isfinite(v).all()):

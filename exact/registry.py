@@ -47,6 +47,7 @@ class Option:
     default: Any = None
     choices: tuple | None = None
     minimum: Any = None
+    required: bool = False
 
     @property
     def flag(self) -> str:
@@ -87,6 +88,9 @@ class LearnerSpec:
     unchecked : callable
         ``unchecked(conditions) -> tuple of str``: the assumptions the exactness rests
         on when no verification queries were made ("among single heads", ...).
+    model_class : callable
+        ``model_class(conditions) -> str``: the class the learner assumes, for the message
+        of a failed verification ("a single head of rank <= 2"); default from ``model_kind``.
     options : tuple of Option
         Keyword options offered on the command line.
     command, method : str
@@ -105,6 +109,7 @@ class LearnerSpec:
     check_certificate: Callable | None = field(default=None, repr=False)
     scope: Callable = field(default=lambda conditions: "", repr=False)
     unchecked: Callable = field(default=lambda conditions: (), repr=False)
+    model_class: Callable = field(default=None, repr=False)  # type: ignore[assignment]
     options: tuple = ()
     command: str = ""
     method: str = ""
@@ -116,6 +121,10 @@ class LearnerSpec:
         object.__setattr__(self, "modes", tuple(self.modes))
         object.__setattr__(self, "command", self.command or self.name)
         object.__setattr__(self, "method", self.method or self.name)
+        if self.model_class is None:
+            kind = self.model_kind.replace("-", " ")
+            article = "an" if kind[:1] in "aeiou" else "a"
+            object.__setattr__(self, "model_class", lambda conditions: f"{article} {kind}")
 
     def validate_conditions(self, conditions: Mapping) -> str | None:
         """Why ``conditions`` is not a valid set for this learner, or ``None``."""

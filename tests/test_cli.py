@@ -715,8 +715,6 @@ def test_learn_low_rank_cs_without_cvxpy_is_a_one_line_error(low_rank_file, caps
     assert err == "exact-attention: error: learn_low_rank_cs needs cvxpy: pip install 'exact-attention[cs]'\n"
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="library: `learn low-rank --method cs` without --rank crashes with a TypeError traceback")
 def test_learn_low_rank_cs_needs_the_rank(low_rank_file, capsys):
     path, _ = low_rank_file
     rc, out, err = run(capsys, "learn", "low-rank", "--model", path, "--method", "cs")
@@ -755,7 +753,8 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
         "holds": True, "kind": "exact", "checked": 26 + 2, "failed": 0, "failures": [], "reason": None
     }
     assert got["message"].endswith(
-        "(the low-rank learner's probe set, which identifies the model among single heads of rank <= 2; "
+        "(the low-rank learner's probe set, which identifies the model among single heads of rank <= 2, "
+        "for a sketch generic for W (its seed independent of W); "
         "the model class checked by 2 random queries of lengths 3–4)"
     )
     data["conditions"] = {"max_rank": 2}  # the old label of the rank bound is not a condition any more
@@ -787,8 +786,8 @@ def test_rank_bound_below_the_truth_is_an_error_with_checks(low_rank_file, capsy
     rc, out, err = run(capsys, "learn", "low-rank", "--model", path, "--rank", 1)
     assert rc == 2 and out == ""
     line = assert_one_line_error(err)
-    assert line.startswith(f"{ERROR_PREFIX} not a single head of the assumed class: the learned model does not reproduce")
-    assert line.endswith("the learner's result holds only among single heads; among heads of rank <= 1")
+    assert line.startswith(f"{ERROR_PREFIX} not a single head of rank <= 1: the learned model does not reproduce")
+    assert "the learner's result holds only among single heads; among heads of rank <= 1; for a sketch generic" in line
 
 
 def test_rank_bound_below_the_truth_without_checks_reports_the_difference(low_rank_file, capsys):
@@ -797,12 +796,12 @@ def test_rank_bound_below_the_truth_without_checks_reports_the_difference(low_ra
     rc, out, err = run(capsys, "learn", "low-rank", "--model", path, "--rank", 1, "--checks", 0)
     assert rc == 1 and err == ""
     lines = out.splitlines()
-    assert "checks      none (--checks 0): the result holds among single heads, among heads of rank <= 1" in lines
-    assert "exact       NO: differs from the model (among single heads, among heads of rank <= 1)" in lines
+    assert "checks      none (--checks 0): the result holds among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in lines
+    assert "exact       NO: differs from the model (among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))" in lines
     assert any(line.startswith("rank        1 (within the given bound; sketch seed ") for line in lines)
     assert any(
         line.startswith("certificate certificate holds")
-        and line.endswith("assuming it is among single heads, among heads of rank <= 1)")
+        and line.endswith("assuming it is among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))")
         for line in lines
     )
 

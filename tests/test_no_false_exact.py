@@ -73,7 +73,7 @@ def _rank2(d=6, seed=3):
 def test_rank_bound_below_the_truth_raises_by_default(seed):
     truth = _rank2(seed=seed)
     oracle = ExactOracle(truth)
-    with pytest.raises(OracleInconsistent, match=r"^not a single head of the assumed class: .*among heads of rank <= 1"):
+    with pytest.raises(OracleInconsistent, match=r"^not a single head of rank <= 1: .*among heads of rank <= 1"):
         learn_low_rank(oracle, rank=1)
     # the learner's own queries plus the verification queries were all counted
     assert oracle.count == 2 * 1 * 6 - 1 + 6 + 2
@@ -83,11 +83,11 @@ def test_rank_bound_below_the_truth_without_checks_says_what_it_assumes():
     truth = _rank2()
     r = learn_low_rank(ExactOracle(truth), rank=1, checks=0)
     assert r.model != truth  # the learner alone cannot see the violation...
-    assert r.exact and r.assumptions == ("among single heads", "among heads of rank <= 1")  # ...so it says so
-    assert r.claim == "exact among single heads, among heads of rank <= 1"
+    assert r.exact and r.assumptions == ("among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)")  # ...so it says so
+    assert r.claim == "exact among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)"
     assert r.certificate.assumptions == r.assumptions
     report = r.certificate.check()
-    assert report.holds and "assuming it is among single heads, among heads of rank <= 1" in report.message
+    assert report.holds and "assuming it is among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in report.message
     # dropping the stated assumption from the certificate makes it fail
     import dataclasses
 
@@ -169,7 +169,7 @@ def test_hand_made_low_rank_certificate_of_repeated_basis_queries_fails():
         transcript = tuple(Query(X, a) for X, a in zip([Sequence.basis(2, 0)] * 5, oracle.query_batch([[[1, 0]]] * 5)))
         for conditions in ({"rank": 1, "sketch_seed": 0}, {"sketch_seed": 7}):
             cert = Certificate(truth, transcript, learner="low-rank", conditions=conditions,
-                               assumptions=("among single heads", "among heads of rank <= 1"))
+                               assumptions=("among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)"))
             report = cert.check()
             assert not report.holds
             assert "not the low-rank learner's probe set" in report.message

@@ -1,6 +1,7 @@
 """Tests for exact.numbers: exact parsing, formatting, ball endpoints, simplest rationals."""
 
 import decimal
+import numbers
 import os
 from fractions import Fraction
 
@@ -14,10 +15,15 @@ from hypothesis import strategies as st
 
 from exact.errors import ExactAttentionError, InvalidNumber
 from exact.numbers import (
+    MAX_DECIMAL_EXPONENT,
+    MAX_DIGITS,
+    approx,
     ball_interval,
+    floor_log2,
     format_rational,
     parse_rational,
     simplest_between,
+    simplest_in_ball,
     to_fmpq,
     to_fraction,
 )
@@ -375,3 +381,232 @@ def test_ball_interval_rejects_non_finite():
         ball_interval(arb("nan"))
     with pytest.raises(InvalidNumber, match=r"^expected a finite ball"):
         ball_interval(arb(0, "inf"))
+
+
+# -- gaps found by mutation testing (python tests/mutation.py exact/numbers.py) --------------
+
+
+def test_limits_are_as_documented():
+    assert MAX_DECIMAL_EXPONENT == 10_000 and MAX_DIGITS == 4000
+
+
+def test_decimal_exponent_limit_is_inclusive():
+    assert to_fraction(decimal.Decimal("1e10000")) == 10**10000
+    assert to_fraction(decimal.Decimal("-3e-10000")) == Fraction(-3, 10**10000)
+    for text in ("1e10001", "1e-10001"):
+        with pytest.raises(InvalidNumber, match=r"^W: the decimal exponent of 1E[-+]10001 exceeds ±10000$"):
+            to_fraction(decimal.Decimal(text), name="W")
+
+
+def test_decimal_string_exponent_limit_is_inclusive():
+    assert parse_rational("1e10000") == 10**10000
+    assert parse_rational("1e-10000") == Fraction(1, 10**10000)
+    assert parse_rational("2E+00010000") == 2 * 10**10000  # leading zeros of the exponent do not count
+    assert parse_rational("5e0") == 5 and parse_rational("5.0e0") == 5 and parse_rational("50e-1") == 5
+    msg = r"^W: the decimal exponent exceeds ±10000 \(MAX_DECIMAL_EXPONENT\); write such a number as 'p/q'$"
+    for text in ("1e10001", "1e-10001", "1e+000010001", "1e" + "9" * 30):
+        with pytest.raises(InvalidNumber, match=msg):
+            parse_rational(text, name="W")
+
+
+def test_digit_limit_is_inclusive_and_names_the_part():
+    assert parse_rational("7" * MAX_DIGITS) == int("7" * MAX_DIGITS)
+    assert parse_rational("1/" + "3" * MAX_DIGITS) == Fraction(1, int("3" * MAX_DIGITS))
+    cases = [
+        ("7" * 4001, "the number"),
+        ("-" + "7" * 4001 + "/3", "the numerator"),
+        ("3/" + "7" * 4001, "the denominator"),
+        ("7" * 4000 + ".5", "the mantissa"),
+        ("7" * 4001 + "e1", "the mantissa"),
+    ]
+    for text, what in cases:
+        with pytest.raises(InvalidNumber, match=rf"^W: {what} has 4001 digits, more than the limit of 4000 \(MAX_DIGITS\); its digits are not shown$"):
+            parse_rational(text, name="W")
+
+
+def test_parse_rational_hints():
+    with pytest.raises(InvalidNumber, match=r"^W: expected an integer, 'p/q' or decimal string, got '1_000' \(digit separators '_' are not accepted\)$"):
+        parse_rational("1_000", name="W")
+    with pytest.raises(InvalidNumber, match=r", got 'x_1'$"):  # an underscore in what is not a number anyway
+        parse_rational("x_1", name="W")
+
+
+def test_zero_dimensional_numpy_arrays_are_their_element():
+    assert to_fraction(np.array(0.1)) == Fraction(0.1)
+    assert to_fraction(np.array(-3, dtype=np.int64)) == -3
+    assert to_fraction(np.array(np.float32(0.1))) == Fraction(13421773, 2**27)
+
+
+class _TorchScalar:
+    """A stand-in for a one-element ``torch.Tensor`` (torch is an optional dependency)."""
+
+    __module__ = "torch"
+
+    def __init__(self, value, numel=1):
+        self._value, self._numel = value, numel
+
+    def item(self):
+        return self._value
+
+    def numel(self):
+        return self._numel
+
+
+def test_torch_like_tensors():
+    assert to_fraction(_TorchScalar(0.1)) == Fraction(0.1)
+    assert to_fraction(_TorchScalar(-7)) == -7
+    with pytest.raises(InvalidNumber, match=r"^W: expected a finite real number \(int, Fraction, 'p/q' string, float, \.\.\.\), got _TorchScalar "):
+        to_fraction(_TorchScalar(0.5, numel=2), name="W")
+    with pytest.raises(InvalidNumber, match=r"^W: expected a finite real number, got nan$"):
+        to_fraction(_TorchScalar(float("nan")), name="W")
+
+
+class _ForeignReal:
+    """A real type from another library that states its exact value (as gmpy2's mpq and mpfr do)."""
+
+    def __init__(self, ratio, text="x"):
+        self._ratio, self._text = ratio, text
+
+    def as_integer_ratio(self):
+        if self._ratio is None:
+            raise OverflowError("cannot convert infinity to integer ratio")
+        return self._ratio
+
+    def __str__(self):
+        return self._text
+
+
+numbers.Real.register(_ForeignReal)
+
+
+class _RatioButNotReal:
+    """Offers ``as_integer_ratio`` without being a real number type: not taken."""
+
+    def as_integer_ratio(self):
+        return (1, 2)
+
+
+def test_foreign_real_types():
+    assert to_fraction(_ForeignReal((-3, 4))) == Fraction(-3, 4)
+    assert to_fraction(_ForeignReal((2**80, 3))) == Fraction(2**80, 3)
+    text = "inf" + "0123456789" * 10
+    with pytest.raises(InvalidNumber, match=rf"^W: expected a finite real number, got {text[:60]}$"):
+        to_fraction(_ForeignReal(None, text), name="W")
+    with pytest.raises(InvalidNumber, match=r"^W: expected a finite real number \(int, .*got _RatioButNotReal "):
+        to_fraction(_RatioButNotReal(), name="W")
+
+
+class _Repr:
+    def __init__(self, text):
+        self._text = text
+
+    def __repr__(self):
+        return self._text
+
+
+def test_rejected_values_are_quoted_up_to_60_characters():
+    head = "W: expected a finite real number (int, Fraction, 'p/q' string, float, ...), got _Repr "
+    for n in (59, 60):
+        with pytest.raises(InvalidNumber) as info:
+            to_fraction(_Repr("r" * n), name="W")
+        assert str(info.value) == head + "r" * n
+    with pytest.raises(InvalidNumber) as info:
+        to_fraction(_Repr("0123456789" * 6 + "X"), name="W")
+    assert str(info.value) == head + ("0123456789" * 6)[:57] + "..."
+
+
+def test_binary_values_with_positive_exponents():
+    assert to_fraction(mpmath.mpf(6)) == 6  # mpmath stores 3·2^1
+    assert to_fraction(mpmath.mpf(2) ** 100) == 2**100
+    assert to_fraction(-mpmath.mpf(3) * mpmath.mpf(2) ** 70) == -3 * 2**70
+    assert to_fraction(sympy.Float(2**70)) == 2**70
+    assert to_fraction(sympy.Float(-12)) == -12
+    assert ball_interval(arb(6)) == (6, 6)
+    assert ball_interval(arb(2**100)) == (2**100, 2**100)
+    lo, hi = ball_interval(arb(0, 2**70))  # the radius is rounded up to a 30-bit magnitude
+    assert lo == -hi and hi.denominator == 1 and 2**70 <= hi < 2**70 + 2**42
+
+
+def test_sympy_non_numbers_are_refused_as_invalid_numbers():
+    for x in (sympy.Matrix([[1]]), sympy.Symbol("x"), sympy.zoo):
+        with pytest.raises(InvalidNumber, match=r"^W: expected a sympy Rational or Float, got the expression .*symbolic expressions are not numbers"):
+            to_fraction(x, name="W")
+
+
+def test_floor_log2_examples():
+    assert floor_log2(Fraction(5, 3)) == 0  # n and d differ by one bit, n/d < 2: the audit's gap
+    assert floor_log2(Fraction(3, 5)) == -1
+    assert floor_log2(Fraction(7, 3)) == 1
+    assert floor_log2(Fraction(2)) == 1 and floor_log2(Fraction(1)) == 0 and floor_log2(Fraction(1, 2)) == -1
+    assert floor_log2(Fraction(2**100 - 1)) == 99 and floor_log2(Fraction(2**100)) == 100
+    assert floor_log2(Fraction(1, 2**100 - 1)) == -100 and floor_log2(Fraction(1, 2**100)) == -100
+    assert floor_log2(Fraction(2**100 + 1, 2**100)) == 0 and floor_log2(Fraction(2**100 - 1, 2**100)) == -1
+
+
+@SETTINGS
+@given(st.integers(min_value=1, max_value=2**200), st.integers(min_value=1, max_value=2**200))
+def test_floor_log2_brackets_the_value(n, d):
+    k = floor_log2(Fraction(n, d))
+    assert Fraction(2) ** k <= Fraction(n, d) < Fraction(2) ** (k + 1)
+
+
+def test_simplest_between_of_a_point_is_the_point():
+    for x in (Fraction(13, 97), Fraction(-13, 97), Fraction(1, 7), Fraction(10**30 + 1, 10**30), Fraction(0)):
+        assert simplest_between(x, x) == x
+
+
+@SETTINGS
+@given(st.fractions())
+def test_simplest_between_of_any_point_is_the_point(x):
+    assert simplest_between(x, x) == x
+
+
+def test_simplest_between_widens_to_the_dyadic_grid():
+    # width 20: the endpoints are rounded outward to integers (the grid 2^-s <= width/16), so
+    # [3/5, 103/5] is searched as [0, 21], which holds 0 -- a candidate just outside [lo, hi]
+    assert simplest_between(Fraction(3, 5), Fraction(103, 5)) == 0
+    assert simplest_between(Fraction(-103, 5), Fraction(-3, 5)) == 0
+    # width 1/5: grid 1/128, [0.6, 0.8] is searched as [76/128, 103/128], which holds 3/5 exactly
+    assert simplest_between(Fraction(3, 5), Fraction(4, 5)) == Fraction(2, 3)
+
+
+def test_simplest_in_ball_agrees_with_simplest_between():
+    balls = [
+        arb(0.375),  # exact: radius 0, positive-exponent arithmetic on the midpoint only
+        arb(fmpq(1, 2), fmpq(1, 2**100)),  # radius far below the midpoint's exponent
+        arb(fmpq(1, 3)),
+        arb(-(2**40)),
+        arb(fmpq(-22, 7), fmpq(1, 1000)),
+        arb(0, 2**70),
+    ]
+    with ctx.workprec(200):
+        balls.append(arb(1) / 7)
+    for b in balls:
+        expected = simplest_between(*ball_interval(b))
+        got = simplest_in_ball(b)
+        assert Fraction(int(got.p), int(got.q)) == expected, b
+    assert simplest_in_ball(arb(0.375)) == fmpq(3, 8)
+    assert simplest_in_ball(arb(fmpq(1, 2), fmpq(1, 2**100))) == fmpq(1, 2)
+
+
+def test_simplest_in_ball_rejects_non_finite():
+    for b in (arb("nan"), arb(0, "inf")):
+        with pytest.raises(InvalidNumber, match=r"^expected a finite ball, got "):
+            simplest_in_ball(b)
+
+
+def test_approx_small_and_ordinary_values():
+    assert approx(0) == "0" and approx(Fraction(0)) == "0"
+    assert approx(1) == "1" and approx(Fraction(-1)) == "-1"
+    assert approx(Fraction(1, 3)) == "0.333333" and approx(Fraction(2, 3), 3) == "0.667"
+    assert approx("1/3") == "0.333333" and approx(fmpq(-1, 8)) == "-0.125"
+
+
+def test_approx_beyond_float_range():
+    assert approx(Fraction(10**400)) == "1e+400"
+    assert approx(Fraction(-(10**400))) == "-1e+400"
+    assert approx(Fraction(1, 10**400)) == "1e-400"
+    assert approx(Fraction(1, 3 * 10**400)) == "3.33333e-401"  # the estimate of log10 starts too high
+    assert approx(Fraction(10**400, 3)) == "3.33333e+399"  # ... and here too low
+    assert approx(Fraction(2) ** 100000) == "9.99002e+30102"
+    assert approx(Fraction(1, 2**100000)) == "1.001e-30103"

@@ -231,7 +231,7 @@ def test_an_oracle_that_is_not_a_single_head_is_caught_by_the_checks(arithmetic)
     how = "within the float result's error bound" if arithmetic == "float" else "exactly"
     with pytest.raises(
         OracleInconsistent,
-        match=rf"^not a single head of the assumed class: the learned model does not reproduce {how} 2 of 2 random "
+        match=rf"^not a single head: the learned model does not reproduce {how} 2 of 2 random "
         r"verification queries \(first of length 3\); the learner's result holds only among single heads$",
     ):
         learn_single_head(oracle, mode=arithmetic)

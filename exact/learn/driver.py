@@ -37,7 +37,7 @@ from ..progress import report
 from ..sequences import Sequence
 from .result import LearnResult
 
-__all__ = ["Run", "DEFAULT_CHECKS", "check_sequences"]
+__all__ = ["Run", "DEFAULT_CHECKS", "check_sequences", "oracle_dimension"]
 
 #: Verification queries made by default after a learner finishes.
 DEFAULT_CHECKS = 2
@@ -51,6 +51,21 @@ def _nonneg_int(value, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
     return value
+
+
+def oracle_dimension(oracle) -> int:
+    """The token dimension of ``oracle``, after checking it offers the Oracle interface.
+
+    Learners call it first, so a wrong argument gets :class:`InvalidArgument`, not an
+    ``AttributeError``.
+    """
+    missing = [a for a in _ORACLE_INTERFACE if not hasattr(oracle, a)]
+    if missing:
+        raise InvalidArgument(
+            f"oracle: expected an Oracle (with {', '.join(_ORACLE_INTERFACE)}), got {type(oracle).__name__} "
+            f"without {', '.join(missing)}"
+        )
+    return oracle.d
 
 
 class Run:
@@ -94,12 +109,7 @@ class Run:
         arithmetic=None,
     ):
         self.t0 = time.perf_counter()
-        missing = [a for a in _ORACLE_INTERFACE if not hasattr(oracle, a)]
-        if missing:
-            raise InvalidArgument(
-                f"oracle: expected an Oracle (with {', '.join(_ORACLE_INTERFACE)}), got {type(oracle).__name__} "
-                f"without {', '.join(missing)}"
-            )
+        oracle_dimension(oracle)
         if mode is not None and mode not in spec.modes:
             raise InvalidArgument(f"mode: learner {spec.name!r} runs in {', '.join(map(repr, spec.modes))}, got {mode!r}")
         self.spec = spec
@@ -155,7 +165,7 @@ class Run:
 
     def require(self, n: int, what: str) -> None:
         """Check that ``n`` more learner queries, plus the verification queries, fit the budget."""
-        self.oracle.require(n + self.checks, what=what)
+        self.oracle.require(n + self.checks, what=f"{self.spec.name} ({what}: {n} queries + {self.checks} checks)")
 
     @property
     def transcript(self) -> tuple:
@@ -265,15 +275,11 @@ class Run:
             q = queries[bad[0]]
             assumed = "; ".join(self.spec.unchecked(conditions)) or f"among {self.spec.model_kind} models"
             raise OracleInconsistent(
-                f"not {_article(self.spec.model_kind)} {self.spec.model_kind.replace('-', ' ')} of the assumed class: "
-                f"the learned model does not reproduce {how} {len(bad)} of {len(queries)} random verification "
-                f"queries (first of length {q.X.length}); the learner's result holds only {assumed}"
+                f"not {self.spec.model_class(conditions)}: the learned model does not reproduce {how} {len(bad)} of "
+                f"{len(queries)} random verification queries (first of length {q.X.length}); the learner's result "
+                f"holds only {assumed}"
             )
         return queries
-
-
-def _article(kind: str) -> str:
-    return "an" if kind[:1] in "aeiou" else "a"
 
 
 def check_sequences(model, n: int, rng: np.random.Generator) -> list[Sequence]:

@@ -59,7 +59,7 @@ from ..models import SingleHead
 from ..numbers import format_rational, to_fraction
 from ..sequences import Sequence, int_row
 from ._common import read_v
-from .driver import DEFAULT_CHECKS, Run
+from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
 from .single_head import ProbePlan
 
@@ -255,7 +255,7 @@ def learn_low_rank(
     >>> result.details["rank"], len(result.details["factors"]["Q"]), result.verification_queries
     (2, 2, 2)
     """
-    d = oracle.d
+    d = oracle_dimension(oracle)
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= d):
         raise ShapeError(f"rank: expected an integer 0 <= r <= d = {d} or None, got {rank!r}")
     if mode == "float" or not oracle.exact:
@@ -298,10 +298,10 @@ def learn_low_rank(
             return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
 
         # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
-        design = _Design(plan, seed, rank, measure_columns, require=lambda n, what: run.require(n, f"learn_low_rank ({what})"))
+        design = _Design(plan, seed, rank, measure_columns, require=run.require)
         r_eff, K, J, Jc, c = design.rank, design.K, design.J, design.Jc, len(design.B_cols)
         if rank is None:
-            run.require(r_eff * (d - c), "learn_low_rank (row sketch)")
+            run.require(r_eff * (d - c), "row sketch")
 
         # Step 3: rows K; only the row entries not implied by Z B = T[K, :] are measured.
         if r_eff:
@@ -382,14 +382,26 @@ def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64
 
 
+#: The sketch identifies W only if it is generic for W: true with probability 1 for a seed
+#: drawn independently of W (the default draws a fresh one), but a W can be built against a
+#: seed that is known in advance.  Verification queries check it; without them it is stated.
+GENERIC = "for a sketch generic for W (its seed independent of W)"
+
+
 def _scope(conditions) -> str:
     r = conditions.get("rank")
-    return "among single heads" + (f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)")
+    rank = f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)"
+    return f"among single heads{rank}, {GENERIC}"
 
 
 def _unchecked(conditions) -> tuple:
     r = conditions.get("rank")
-    return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ())
+    return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
+
+
+def _model_class(conditions) -> str:
+    r = conditions.get("rank")
+    return "a single head" + (f" of rank <= {r}" if r is not None else "")
 
 
 SPEC = registry.register(
@@ -405,6 +417,7 @@ SPEC = registry.register(
         check_certificate=_check_certificate,
         scope=_scope,
         unchecked=_unchecked,
+        model_class=_model_class,
         options=(
             registry.Option("rank", "int", "the rank bound r (omit to find it by exact rank tests)", minimum=0),
             registry.Option("seed", "int", "seed of the sketch (default: fresh, reported)", minimum=0),

@@ -28,7 +28,7 @@ from ..errors import InvalidArgument, MissingDependency, ShapeError, SolverFaile
 from ..models import SingleHead
 from ..sequences import Sequence
 from ._common import read_v
-from .driver import Run
+from .driver import Run, oracle_dimension
 from .result import LearnResult
 
 __all__ = ["learn_low_rank_cs", "cs_measurements", "DEFAULT_C", "SPEC"]
@@ -50,11 +50,17 @@ def cs_measurements(d: int, r: int, C: float = DEFAULT_C) -> int:
     return math.ceil(C * 2 * r * d)
 
 
-def _solve_nuclear(A: np.ndarray, B: np.ndarray, t: np.ndarray, solver: str | None):
+def _cvxpy():
+    """cvxpy, or MissingDependency (checked before any query is spent)."""
     try:
-        import cvxpy as cp
-    except ImportError:  # pragma: no cover - exercised only without the extra
+        import cvxpy
+    except ImportError:
         raise MissingDependency("learn_low_rank_cs needs cvxpy: pip install 'exact-attention[cs]'") from None
+    return cvxpy
+
+
+def _solve_nuclear(A: np.ndarray, B: np.ndarray, t: np.ndarray, solver: str | None):
+    cp = _cvxpy()
     d = A.shape[1]
     X = cp.Variable((d, d))
     constraints = [cp.sum(cp.multiply(A @ X, B), axis=1) == t]
@@ -115,7 +121,7 @@ def learn_low_rank_cs(
     >>> result.queries == 6 + cs_measurements(6, 1)  # doctest: +SKIP
     True
     """
-    d = oracle.d
+    d = oracle_dimension(oracle)
     if not isinstance(rank, int) or isinstance(rank, bool) or not 1 <= rank <= d:
         raise ShapeError(f"rank: expected an integer 1 <= r <= d = {d}, got {rank!r}")
     if m is None:
@@ -130,6 +136,7 @@ def learn_low_rank_cs(
     scale = float(probe_scale) if isinstance(probe_scale, numbers.Real) and not isinstance(probe_scale, bool) else -1.0
     if not (math.isfinite(scale) and scale > 0):
         raise InvalidArgument(f"probe_scale: expected a positive finite scale, got {probe_scale!r}")
+    _cvxpy()
     arith = CertifiedArithmetic(oracle) if oracle.exact else FloatArithmetic(oracle)
     run = Run(SPEC, oracle, arithmetic=arith, queries=d + m, checks=0)
     with run:
@@ -185,7 +192,7 @@ SPEC = registry.register(
         count_formula="d + m",
         exact=False,
         options=(
-            registry.Option("rank", "int", "the rank bound r (sets m = ceil(C·2rd))", minimum=1),
+            registry.Option("rank", "int", "the rank bound r (sets m = ceil(C·2rd))", minimum=1, required=True),
             registry.Option("m", "int", "number of projections (overrides --C)", minimum=1),
             registry.Option("C", "float", "the constant in m = ceil(C·2rd)", default=DEFAULT_C),
             registry.Option("seed", "int", "seed of the Gaussian probes", default=0, minimum=0),

@@ -100,6 +100,7 @@ class LearnResult:
     def claim(self) -> str:
         """One line: exact or approximate, and under which assumptions."""
         if not self.exact:
-            return "approximate" if self.error_estimate is None else f"approximate (error <= {self.error_estimate:.3g})"
-        text = "exact" + (f" on grid {self.grid}" if self.grid else "")
+            text = "approximate" if self.error_estimate is None else f"approximate (error <= {self.error_estimate:.3g})"
+        else:
+            text = "exact" + (f" on grid {self.grid}" if self.grid else "")
         return text + (" " + ", ".join(self.assumptions) if self.assumptions else "")

@@ -40,7 +40,7 @@ from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
 from ..sequences import Sequence
 from ._common import read_v
-from .driver import DEFAULT_CHECKS, Run
+from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
 
 __all__ = ["learn_single_head", "single_head_query_count", "ProbePlan", "SPEC"]
@@ -288,7 +288,7 @@ def learn_single_head(
     >>> result.model == truth, result.queries, result.verification_queries, result.certificate.check().holds
     (True, 6, 2, True)
     """
-    d = oracle.d
+    d = oracle_dimension(oracle)
     run = Run(
         SPEC, oracle, mode=mode, grid=grid, prec=prec, max_prec=max_prec, queries=single_head_query_count(d),
         certify=certify, checks=checks, check_seed=check_seed,
