@@ -175,18 +175,23 @@ class ExpRatio:
             return cls(n, d)
         if len(scores) == 2:  # the logit primitive's queries: no sort, no merge loop
             (s0, s1), (c0, c1) = scores, values
-            n = ExpPoly.__new__(ExpPoly)
-            d = ExpPoly.__new__(ExpPoly)
+            n = _new_poly()
+            d = _new_poly()
             if s0 == s1:
                 c = c0 + c1
-                n._terms = ((s0, c),) if c != 0 else ()
+                n._terms = ((s0, c),) if c else ()
                 d._terms = ((s0, _TWO_Q),)
             else:
                 if s1 < s0:
                     s0, s1, c0, c1 = s1, s0, c1, c0
-                n._terms = tuple(t for t in ((s0, c0), (s1, c1)) if t[1] != 0)
+                if c0 and c1:
+                    n._terms = ((s0, c0), (s1, c1))
+                else:
+                    n._terms = ((s0, c0),) if c0 else (((s1, c1),) if c1 else ())
                 d._terms = ((s0, _ONE_Q), (s1, _ONE_Q))
-            return cls(n, d)
+            r = _new_ratio()
+            r.num, r.den = n, d  # the denominator has positive terms: never zero
+            return r
         order = sorted(range(len(scores)), key=scores.__getitem__)
         num: list = []
         den: list = []
@@ -243,6 +248,20 @@ class ExpRatio:
         Exponents are shifted by the largest exponent of the denominator, so nothing
         overflows however large the exponents are.
         """
+        den_terms, num_terms = self.den._terms, self.num._terms
+        if len(den_terms) == 2 and prec <= 4096:  # a two-token softmax: one exponential
+            (q0, d0), (q1, d1) = den_terms  # q0 < q1: shift by q1
+            old = ctx.prec
+            try:
+                ctx.prec = prec
+                e = _exp_scaled(q0 - q1, prec)
+                den = e * d0 + d1
+                num = _ZERO_ARB
+                for q, c in num_terms:
+                    num = num + (e * c if q == q0 else (arb(c) if q == q1 else _exp_scaled(q - q1, prec) * c))
+                return num / den
+            finally:
+                ctx.prec = old
         shift = self.den.max_exponent()
         old = ctx.prec
         try:
@@ -290,7 +309,16 @@ class ExpRatio:
 _LOG2E = 1.4426950408889634
 _ONE_Q = fmpq(1)
 _TWO_Q = fmpq(2)
+
+
+def _new_poly() -> ExpPoly:
+    return ExpPoly.__new__(ExpPoly)
+
+
+def _new_ratio() -> ExpRatio:
+    return ExpRatio.__new__(ExpRatio)
 _ONE = arb(1)
+_ZERO_ARB = arb(0)
 
 
 def _exp_scaled(x: fmpq, prec: int) -> arb:

@@ -306,12 +306,18 @@ class SingleHead:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
         if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1:
             # the logit primitive's queries [a; y·e_b]: scores and values inline
-            r0, ((b, y),) = X._fmpq_rows
+            r0, ((b, y),) = X._fq or X._fmpq_rows
             Wq, vq = self._Wq, self._vq
-            s0 = c0 = _ZERO
-            for a, x in r0:
-                s0 += x * Wq[a][b]
-                c0 += x * vq[a]
+            if len(r0) == 1:
+                ((a, x),) = r0
+                s0, c0 = x * Wq[a][b], x * vq[a]
+            else:
+                s0 = c0 = _ZERO
+                for a, x in r0:
+                    s0 += x * Wq[a][b]
+                    c0 += x * vq[a]
+            if y == 1:
+                return ExpRatio.softmax((s0, Wq[b][b]), (c0, vq[b]))
             return ExpRatio.softmax((s0 * y, Wq[b][b] * y * y), (c0, vq[b] * y))
         s, c = self.scores(X)
         return ExpRatio.softmax(s, c)

@@ -65,6 +65,8 @@ class ExactAnswer:
         """A rigorous ball containing the answer, computed at ``prec`` bits."""
         if self._cache is not None and self._cache[0] >= prec:
             return self._cache[1]
+        if prec <= 256:  # cheap to recompute: not worth holding a ball per answer in a large transcript
+            return self.__form.ball(prec)
         b = self.__form.ball(prec)
         self._cache = (prec, b)
         return b
@@ -116,7 +118,7 @@ class FloatAnswer(float):
         return (FloatAnswer, (float(self), self.error))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """One transcript entry: the sequence asked and the answer given."""
 

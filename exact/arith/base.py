@@ -12,7 +12,7 @@ from ..expfield import ExpPoly, ExpRatio
 __all__ = ["Measurement", "Arithmetic", "primitive_form"]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Measurement:
     """A logit measurement: ``answer = base + slope·σ(ℓ)`` and the parameter part is ``ℓ/scale``.
 

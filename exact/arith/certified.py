@@ -172,10 +172,10 @@ class CertifiedArithmetic(Arithmetic):
             qs = [_Combo(self, answers, measurements, combo, name) for combo, name in zip(combos, names)]
             out = identify(qs, grid=self.grid, approximate=approximate)
             return [Fraction(int(x.p), int(x.q)) for x in out]
-        first: dict = {}
-        for combo, name in zip(combos, names):
+        first: dict = {}  # measurement -> the first parameter it enters (named only if a message needs it)
+        for i, combo in enumerate(combos):
             for _, m in combo:
-                first.setdefault(m, name)
+                first.setdefault(m, i)
         order = list(first)
         fq: dict = {}  # fmpq of each distinct base, slope and scale (shared objects: looked up by identity)
 
@@ -186,7 +186,8 @@ class CertifiedArithmetic(Arithmetic):
             return hit[1]
 
         logits = [
-            _Logit(self, answers[m], measurements[m], (first[m], m), q(measurements[m].base), q(measurements[m].slope))
+            _Logit(self, answers[m], measurements[m], (_Lazy(names, first[m]), m), q(measurements[m].base),
+                   q(measurements[m].slope))
             for m in order
         ]
         inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
@@ -232,16 +233,19 @@ class _Value:
 
 
 class _Logit:
-    """``ℓ = σ⁻¹((y − base)/slope)`` of one logit measurement, with a height cap on the log."""
+    """``ℓ = σ⁻¹((y − base)/slope)`` of one logit measurement, with a height cap on the log.
 
-    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved", "last")
+    It holds no ball between calls (a large learn holds one of these per measurement);
+    ``refine`` recomputes the little it needs.
+    """
+
+    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved")
 
     def __init__(self, arith: CertifiedArithmetic, answer, meas, label, base=None, slope=None):
         self.arith, self.answer, self.label = arith, answer, label
         self.base = to_fmpq(meas.base) if base is None else base
         self.slope = to_fmpq(meas.slope) if slope is None else slope
         self.prec, self.want, self.resolved = arith.prec0, 64, 0
-        self.last: arb | None = None
 
     @property
     def what(self) -> str:
@@ -250,12 +254,12 @@ class _Logit:
         return _name(self.label)
 
     def ball(self):
-        self.last, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.label, self.want)
-        return self.last
+        ell, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.label, self.want)
+        return ell
 
     def refine(self) -> None:
         """After a rejected candidate: use bits the answer already holds, else refine the answer."""
-        if self.last is not None and self.resolved > 2 * self.want:
+        if self.resolved > 2 * self.want:
             if self.want >= MAX_HEIGHT_BITS:
                 raise PrecisionInsufficient(
                     f"{self.what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
@@ -264,7 +268,8 @@ class _Logit:
                 )
             self.want *= 2
         else:
-            interval = ball_interval(self.last) if self.last is not None else None
+            last = self.ball()
+            interval = ball_interval(last) if last is not None else None
             self.prec = self.arith.next_precision(self.prec, self.answer, self.what, interval)
 
 
@@ -296,6 +301,18 @@ class _Combo:
     def refine(self) -> None:
         interval = ball_interval(self.last) if self.last is not None else None
         self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, interval)
+
+
+class _Lazy:
+    """``names[i]``, looked up only when a message is written."""
+
+    __slots__ = ("names", "i")
+
+    def __init__(self, names, i: int):
+        self.names, self.i = names, i
+
+    def __str__(self) -> str:
+        return str(self.names[self.i])
 
 
 def _name(what) -> str:

@@ -72,15 +72,35 @@ def _intern(x: Fraction) -> Fraction:
     return _INTERNED.setdefault(x, x)
 
 
-def _add_entry(row: tuple, j: int, b: Fraction) -> tuple:
-    """The sparse row ``row + b·e_j`` (sorted, zeros dropped)."""
+class _ParamNames:
+    """The names ``W[k][j]`` of the d² parameters, row-major, made only when a message needs one."""
+
+    __slots__ = ("d",)
+
+    def __init__(self, d: int):
+        self.d = d
+
+    def __len__(self) -> int:
+        return self.d * self.d
+
+    def __getitem__(self, i: int) -> str:
+        if not 0 <= i < self.d * self.d:
+            raise IndexError(i)
+        return f"W[{i // self.d}][{i % self.d}]"
+
+    def __iter__(self):
+        return (self[i] for i in range(len(self)))
+
+
+def _add_entry(row: tuple, j: int, pair: tuple) -> tuple:
+    """The sparse row ``row + b·e_j`` for ``pair = (j, b)`` (sorted, zeros dropped; pairs shared)."""
     for n, (i, x) in enumerate(row):
         if i == j:
-            y = _intern(x + b)
+            y = _intern(x + pair[1])
             return row[:n] + (((j, y),) if y else ()) + row[n + 1 :]
         if i > j:
-            return row[:n] + ((j, b),) + row[n:]
-    return row + ((j, b),)
+            return row[:n] + (pair,) + row[n:]
+    return row + (pair,)
 
 
 def _fq_row(row: tuple) -> tuple:
@@ -146,17 +166,26 @@ class ProbePlan:
 
     def _build_sequences(self) -> tuple:
         b, g, p, d = _intern(self.beta), _intern(self.gamma), self.pivot, self.d
-        bq = _fq_row(((0, b),))[0][1]
         urows = [((k, g),) if not self.shifts[k] else tuple(sorted(((k, g), (p, _intern(self.shifts[k] * g)))))
                  for k in range(d)]
+        # Every (index, value) pair is built once and shared by all the rows it appears in, in
+        # both the Fraction and the fmpq form: a probe costs little more than its two row tuples.
+        fq_pairs: dict = {}
+
+        def fq(pair: tuple) -> tuple:
+            hit = fq_pairs.get(id(pair))
+            if hit is None or hit[0] is not pair:
+                hit = fq_pairs[id(pair)] = (pair, _fq_row((pair,))[0])
+            return hit[1]
+
         out = []
         exact = Sequence._exact
         for j in range(d):
             query = ((j, b),)
-            query_fq = ((j, bq),)
+            query_fq = (fq(query[0]),)
             for k in range(d):
-                row = _add_entry(urows[k], j, b)
-                out.append(exact(d, (row, query), (_fq_row(row), query_fq)))
+                row = _add_entry(urows[k], j, query[0])
+                out.append(exact(d, (row, query), (tuple([fq(t) for t in row]), query_fq)))
         return tuple(out)
 
     def measurements(self, v, v_err=None) -> list[Measurement]:
@@ -306,7 +335,7 @@ def learn_single_head(
         # Step 3: the d² logit measurements.
         answers = run.ask(plan.sequences())
         meas = plan.measurements(v, v_err)
-        names = [f"W[{k}][{j}]" for k in range(d) for j in range(d)]
+        names = _ParamNames(d)
         transcript = run.transcript
         v_exact = tuple(to_fraction(x) for x in v)
 
