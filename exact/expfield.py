@@ -14,10 +14,11 @@ constructors accept anything :func:`exact.numbers.to_fraction` accepts.
 
 from __future__ import annotations
 
-from .errors import InvalidArgument, InvalidFormat
+import math
 
 from flint import arb, ctx, fmpq
 
+from .errors import InvalidArgument, InvalidFormat
 from .numbers import format_rational, to_fmpq, to_fraction
 
 __all__ = ["ExpPoly", "ExpRatio", "ExpSum", "exp_form_from_json"]
@@ -285,6 +286,50 @@ class ExpRatio:
             return num / den
         finally:
             ctx.prec = old
+
+    def equals_softmax2(self, s0, c0, s1, c1) -> bool:
+        """Whether this value equals ``(c0 e^{s0} + c1 e^{s1}) / (e^{s0} + e^{s1})`` (``fmpq``
+        arguments), decided exactly without building that exp-ratio.
+
+        >>> r = ExpRatio.softmax([fmpq(1), fmpq(0)], [fmpq(2), fmpq(5)])
+        >>> r.equals_softmax2(fmpq(1), fmpq(2), fmpq(0), fmpq(5)), r.equals_softmax2(fmpq(1), fmpq(2), fmpq(0), fmpq(4))
+        (True, False)
+        """
+        den, num = self.den._terms, self.num._terms
+        if len(den) == 2 and den[0][1] == 1 and den[1][1] == 1:  # the usual normal form
+            if s1 < s0:
+                s0, s1, c0, c1 = s1, s0, c1, c0
+            if den[0][0] == s0 and den[1][0] == s1:
+                if c0 and c1:
+                    return num == ((s0, c0), (s1, c1))
+                return num == (((s0, c0),) if c0 else (((s1, c1),) if c1 else ()))
+        elif len(den) == 1 and den[0][1] == 2 and s0 == s1 == den[0][0]:
+            c = c0 + c1
+            return num == (((s0, c),) if c else ())
+        return self == ExpRatio.softmax((s0, s1), (c0, c1))  # any other representation: decide in general
+
+    def approx(self) -> float:
+        """A float64 approximation of the value (not rigorous: a few ulps for a two-term
+        denominator, computed in float arithmetic; otherwise the midpoint of a 64-bit ball).
+
+        >>> round(ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(1), fmpq(3)]).approx(), 12)  # (1 + 3e)/(1 + e)
+        2.46211715726
+        """
+        den = self.den._terms
+        if len(den) == 2 and den[0][1] == 1 and den[1][1] == 1:
+            (q0, _), (q1, _) = den  # q0 < q1
+            t = float(q0 - q1)
+            e = math.exp(t) if t > -745.0 else 0.0
+            num = 0.0
+            for q, c in self.num._terms:
+                if q == q1:
+                    num += float(c)
+                elif q == q0:
+                    num += float(c) * e
+                else:
+                    return float(self.ball(64).mid())
+            return num / (1.0 + e)
+        return float(self.ball(64).mid())
 
     def sympy(self):
         """The exact sympy expression ``num/den``."""

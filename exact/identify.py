@@ -73,6 +73,7 @@ def identify(
     grid: Grid | None = None,
     confirm: Confirm | None = None,
     approximate: bool = False,
+    guesses: Sequence | None = None,
 ) -> list:
     """Identify every quantity exactly: ball → candidate → exact confirmation → more precision.
 
@@ -88,6 +89,10 @@ def identify(
         Whether the balls come from an approximate oracle; then a ball that holds no
         grid point is reported with both possible causes (the value is off the grid,
         or the oracle is less accurate than it declares).
+    guesses : sequence, optional
+        Without a grid: a first candidate per quantity (``None`` where there is none),
+        from any cheap estimate.  A guess is confirmed exactly like any candidate; a
+        rejected guess costs no precision, the quantity's ball then gives the next one.
 
     Returns
     -------
@@ -105,14 +110,23 @@ def identify(
         raise InvalidArgument("identify: without a grid, candidates must be confirmed exactly (pass confirm=)")
     values: list = [None] * len(quantities)
     pending = list(range(len(quantities)))
+    guessed: set = set()
+    if guesses is not None and grid is None:
+        for i, g in enumerate(guesses):
+            if g is not None:
+                values[i] = g
+                guessed.add(i)
     while pending:
         for i in pending:  # a candidate for every pending quantity, raising its precision as needed
-            values[i] = _candidate(quantities[i], grid, approximate)
+            if i not in guessed:
+                values[i] = _candidate(quantities[i], grid, approximate)
         if grid is not None:
             return values  # unique on the grid; the result's replay checks it again
         failed = list(confirm(values, pending))  # type: ignore[misc]
         for i in failed:
-            quantities[i].refine()
+            if i not in guessed:
+                quantities[i].refine()
+        guessed.clear()  # a guess is tried once
         pending = failed
     return values
 

@@ -302,6 +302,24 @@ class SingleHead:
         cache[id(last)] = (last, w)  # holds `last`, so its id stays its own while cached
         return w
 
+    def _pair(self, X):
+        """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), else ``None``."""
+        if type(X) is not Sequence or X.d != self.d or len(X.rows) != 2 or len(X.rows[1]) != 1:
+            return None
+        r0, ((b, y),) = X._fq or X._fmpq_rows
+        Wq, vq = self._Wq, self._vq
+        if len(r0) == 1:
+            ((a, x),) = r0
+            s0, c0 = x * Wq[a][b], x * vq[a]
+        else:
+            s0 = c0 = _ZERO
+            for a, x in r0:
+                s0 += x * Wq[a][b]
+                c0 += x * vq[a]
+        if y == 1:
+            return s0, c0, Wq[b][b], vq[b]
+        return s0 * y, c0, Wq[b][b] * y * y, vq[b] * y
+
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
         if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1:

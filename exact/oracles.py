@@ -76,7 +76,9 @@ class ExactAnswer:
         return self.__form.sympy()
 
     def __float__(self) -> float:
-        return float(self.ball(64).mid())
+        """A float64 approximation (not rigorous; use :meth:`ball` for a guaranteed enclosure)."""
+        approx = getattr(self.__form, "approx", None)
+        return approx() if approx is not None else float(self.ball(64).mid())
 
     def _exp_form(self) -> ExpRatio:
         # Internal: the exp-polynomial normal form, for certificates only.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 from flint import arb, ctx, fmpq
 
 from ..certify import answer_equals
@@ -156,7 +157,7 @@ class CertifiedArithmetic(Arithmetic):
                 prec = self.next_precision(prec, answer, f"logit #{m}", ball_interval(ell) if ell is not None else None)
         return out
 
-    def combine(self, answers, measurements, combos, names, *, confirm=None):
+    def combine(self, answers, measurements, combos, names, *, confirm=None, as_fmpq: bool = False):
         """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
 
         With a grid, each parameter is the unique grid point in the ball of its combo.
@@ -185,11 +186,12 @@ class CertifiedArithmetic(Arithmetic):
                 hit = fq[id(x)] = (x, to_fmpq(x if isinstance(x, Fraction) else Fraction(x)))
             return hit[1]
 
-        logits = [
-            _Logit(self, answers[m], measurements[m], (_Lazy(names, first[m]), m), q(measurements[m].base),
-                   q(measurements[m].slope))
-            for m in order
-        ]
+        def make(i: int) -> _Logit:
+            m = order[i]
+            meas = measurements[m]
+            return _Logit(self, answers[m], meas, (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
+
+        logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
         inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
         slot = {m: i for i, m in enumerate(order)}
 
@@ -198,19 +200,65 @@ class CertifiedArithmetic(Arithmetic):
             def check(values, fresh):
                 return [
                     i for i in fresh
-                    if not answer_equals(answers[order[i]], primitive_form(logits[i].base, logits[i].slope, values[i]))
+                    if not answer_equals(
+                        answers[order[i]],
+                        primitive_form(q(measurements[order[i]].base), q(measurements[order[i]].slope), values[i]),
+                    )
                 ]
         else:
 
             def check(values, fresh):
-                ell = {m: values[slot[m]] for m in order}
-                params = [_combine(combo, ell, inv_scale) for combo in combos]
+                params = _params(combos, values, slot, inv_scale)
                 failed = confirm(params, [order[i] for i in fresh])
                 return [slot[m] for m in failed]
 
-        values = identify(logits, confirm=check, approximate=approximate)
-        ell = {m: values[slot[m]] for m in order}
-        return [_to_fraction(_combine(combo, ell, inv_scale)) for combo in combos]
+        guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
+        values = identify(logits, confirm=check, approximate=approximate, guesses=guesses)
+        params = _params(combos, values, slot, inv_scale)
+        return params if as_fmpq else [_to_fraction(x) for x in params]
+
+
+#: Denominators tried for a float64 guess of a logit: small ones, then powers of two
+#: (rational grids and float-grid parameters).  A guess is only a first candidate.
+_GUESS_DENOMINATORS = tuple(range(1, 65)) + tuple(1 << k for k in range(7, 31))
+
+
+def _float_guesses(answers, measurements) -> list:
+    """A cheap first candidate for each logit: σ⁻¹ in float64, then a nearby rational of small height.
+
+    Nothing here is trusted: every guess is confirmed exactly (like any candidate), and a
+    wrong or missing guess only sends its logit down the rigorous ball path.  A guess
+    ``p/q`` is made only when the float estimate pins the logit to within ``tol`` with
+    ``q²·tol < 1/4``, where ``tol`` is sixteen times the estimated float error: then
+    ``p/q`` is the only rational of denominator at most ``q`` that close.
+    """
+    n = len(answers)
+    out: list = [None] * n
+    if n < 64:  # not worth it
+        return out
+    y = np.array([float(a) for a in answers])
+    base = np.array([float(m.base) for m in measurements])
+    slope = np.array([float(m.slope) for m in measurements])
+    with np.errstate(all="ignore"):
+        alpha = (y - base) / slope
+        ok = np.isfinite(alpha) & (alpha > 1e-300) & (alpha < 1 - 2**-50)
+        ell = np.where(ok, np.log(np.where(ok, alpha, 0.5)) - np.log1p(-np.where(ok, alpha, 0.5)), 0.0)
+        err = (np.abs(y) + np.abs(base)) * 2.0**-50 / np.abs(slope) / (alpha * (1 - alpha)) + np.abs(ell) * 2.0**-50
+        tol = 16 * err
+    ok &= np.isfinite(tol) & (tol < 0.25)
+    todo = np.flatnonzero(ok)
+    for q in _GUESS_DENOMINATORS:
+        if not todo.size:
+            break
+        t = tol[todo]
+        usable = t * q * q < 0.25
+        scaled = ell[todo] * q
+        p = np.rint(scaled)
+        hit = usable & (np.abs(scaled - p) <= t * q)
+        for i, pi in zip(todo[hit].tolist(), p[hit].tolist()):
+            out[i] = fmpq(int(pi), q)
+        todo = todo[~hit & usable]  # a q too large for this tol stays too large for larger q
+    return out
 
 
 class _Value:
@@ -303,6 +351,45 @@ class _Combo:
         self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, interval)
 
 
+class _LazyList:
+    """A read-only sequence whose items are made on first access."""
+
+    __slots__ = ("make", "items")
+
+    def __init__(self, make, n: int):
+        self.make, self.items = make, [None] * n
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, i: int):
+        item = self.items[i]
+        if item is None:
+            item = self.items[i] = self.make(i)
+        return item
+
+
+def _params(combos, values, slot, inv_scale) -> list:
+    """``Σ c·ℓ_m/scale_m`` for every combo (fmpq), with the common case — one logit, unit scale — fast."""
+    one = _ONE_Q
+    out = []
+    for combo in combos:
+        if len(combo) == 1:
+            c, m = combo[0]
+            s = inv_scale[m]
+            t = values[slot[m]]
+            out.append(t if (c == 1 and s == one) else c * t * s)
+        else:
+            total = _ZERO_Q
+            for c, m in combo:
+                total += c * values[slot[m]] * inv_scale[m]
+            out.append(total)
+    return out
+
+
+_ONE_Q, _ZERO_Q = fmpq(1), fmpq(0)
+
+
 class _Lazy:
     """``names[i]``, looked up only when a message is written."""
 
@@ -318,18 +405,6 @@ class _Lazy:
 def _name(what) -> str:
     """A measurement's name for messages: a string, or ``(parameter, index)`` rendered lazily."""
     return what if isinstance(what, str) else f"measurement #{what[1]} (needed for {what[0]})"
-
-
-def _combine(combo, ell: dict, inv_scale: dict) -> fmpq:
-    """``Σ c · ℓ_m / scale_m`` over one combo."""
-    if len(combo) == 1:
-        c, m = combo[0]
-        t = ell[m] * inv_scale[m]
-        return t if c == 1 else c * t
-    total = fmpq(0)
-    for c, m in combo:
-        total += c * ell[m] * inv_scale[m]
-    return total
 
 
 def _to_fraction(x: fmpq) -> Fraction:

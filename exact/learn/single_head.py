@@ -353,9 +353,12 @@ def learn_single_head(
         kwargs = {}
         if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
             kwargs["confirm"] = confirm
-        flat = arith.combine(answers, meas, plan.combos(), names, **kwargs)
-        # The last confirmation replayed exactly this model: reuse it (no second build, no re-replay).
-        model = run.replayed if kwargs and run.replayed is not None else build(flat)
+        if kwargs:
+            flat = arith.combine(answers, meas, plan.combos(), names, as_fmpq=True, **kwargs)
+            # the last confirmation replayed exactly this model: no rebuild, no re-replay
+            model = run.replayed or SingleHead._from_qmatrix(QMatrix(d, d, flat), v_exact)
+        else:
+            model = build(arith.combine(answers, meas, plan.combos(), names))
         return run.finish(
             model,
             details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},

@@ -1,0 +1,146 @@
+"""Benchmark: real head sizes, in time and memory.
+
+Each measurement runs in a **fresh subprocess**, so its peak resident memory (``ru_maxrss``)
+is its own.  A random rational head ``SingleHead.random(d, seed=0)`` (low rank:
+``rank=8``) is learnt from an exact oracle, and each run row reports:
+
+* ``seconds`` (wall) and ``cpu_seconds`` (this process only, so less sensitive to other
+  jobs on a shared machine) for the whole learn;
+* the learner's phases: ``query`` (inside the oracle: answering), ``check``
+  (verification queries), ``certify`` (the replay), ``solve`` (the rest), and
+  ``own = total − query``, the learner's own work;
+* ``peak_rss_mb``; ``queries`` (the learner's) and ``verification_queries``; ``exact``.
+
+Methods: ``certified`` (Theorem 4.1, exact oracle), ``float`` (float mode on a float
+oracle), ``low-rank`` (the exact sketch learner, r = 8).  Ratio rows compare methods
+measured in the same run: low-rank/full and float/certified seconds per d, and
+own/query for the certified learner.  A ``cli`` row counts how many times the command
+line replays the full transcript in one ``learn`` (the replay is counted by wrapping the
+library's replay function).
+
+Output: JSON rows on stdout (``env``, ``run``, ``ratio``, ``cli``, ``done``), progress on
+stderr.  Timings are reported, never asserted.
+
+    python benchmarks/scale.py                   # d = 64 .. 512, and d = 1024 certified
+    python benchmarks/scale.py --dims 64 128     # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+BENCH = "scale"
+
+_CHILD = r"""
+import gc, json, resource, sys, time
+sys.path.insert(0, {root!r})
+from exact import ExactOracle, FloatOracle, SingleHead, learn_low_rank, learn_single_head
+d, method = {d}, {method!r}
+model = SingleHead.random(d, seed=0, rank=8 if method == "low-rank" else None)
+oracle = FloatOracle(model) if method == "float" else ExactOracle(model)
+gc.collect()
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t, c = time.perf_counter(), time.process_time()
+if method == "low-rank":
+    r = learn_low_rank(oracle, rank=8, seed=1, check_seed=2)
+else:
+    r = learn_single_head(oracle, mode="float" if method == "float" else None, check_seed=2)
+seconds, cpu = time.perf_counter() - t, time.process_time() - c
+s = dict(r.seconds)
+print(json.dumps({{
+    "seconds": seconds, "cpu_seconds": cpu, "phases": {{k: round(v, 4) for k, v in s.items()}},
+    "own": s["total"] - s["query"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "model_rss_mb": base / 1024, "queries": r.queries, "verification_queries": r.verification_queries,
+    "exact": (r.model == model) if method != "float" else None,
+    "max_error": max(abs(float(a) - float(b)) for a, b in zip(r.model.parameters(), model.parameters())),
+}}))
+"""
+
+_CLI_CHILD = r"""
+import contextlib, io, json, sys
+sys.path.insert(0, {root!r})
+import exact.certify, exact.learn.driver
+from exact import SingleHead
+from exact.cli import main
+path = {path!r}
+open(path, "w").write(json.dumps(SingleHead.random({d}, seed=0).to_json()))
+full = {d} * {d} + {d}
+calls = []
+for module in (exact.certify, exact.learn.driver):
+    original = module.failed_entries
+    def counting(model, transcript, *a, _original=original, **k):
+        entries = list(transcript)
+        if len(entries) >= full:
+            calls.append(len(entries))
+        return _original(model, entries, *a, **k)
+    module.failed_entries = counting
+with contextlib.redirect_stdout(io.StringIO()):
+    status = main(["learn", "single-head", "--model", path, "--quiet"])
+print(json.dumps({{"status": status, "full_replays": len(calls)}}))
+"""
+
+
+def emit(row: dict) -> None:
+    print(json.dumps({"bench": BENCH, **row}), flush=True)
+
+
+def progress(msg: str) -> None:
+    print(f"[{BENCH}] {msg}", file=sys.stderr, flush=True)
+
+
+def child(code: str, timeout: float) -> dict:
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout)
+    if out.returncode != 0:
+        return {"status": "error", "error": out.stderr.strip().splitlines()[-1] if out.stderr.strip() else "?"}
+    return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--dims", type=int, nargs="+", default=[64, 128, 256, 512])
+    p.add_argument("--large", type=int, nargs="*", default=[1024], help="dims run for certified only")
+    p.add_argument("--timeout", type=float, default=1800)
+    args = p.parse_args(argv)
+    t0 = time.perf_counter()
+    import flint
+
+    emit({"row": "env", "python": platform.python_version(), "platform": platform.platform(),
+          "machine": platform.machine(), "cpu_count": os.cpu_count(), "flint": flint.__version__,
+          "load_average": os.getloadavg(), "config": {"dims": args.dims, "large": args.large}})
+    runs: dict = {}
+    plan = [(d, m) for d in args.dims for m in ("certified", "float", "low-rank")]
+    plan += [(d, "certified") for d in args.large]
+    for d, method in plan:
+        progress(f"d={d} {method}")
+        row = child(_CHILD.format(root=str(_ROOT), d=d, method=method), args.timeout)
+        runs[(d, method)] = row
+        emit({"row": "run", "d": d, "method": method, **row})
+    for d in args.dims:
+        full, fl, lr = runs.get((d, "certified")), runs.get((d, "float")), runs.get((d, "low-rank"))
+        if full and lr and full["status"] == lr["status"] == "ok":
+            emit({"row": "ratio", "d": d, "name": "low-rank/certified seconds", "value": lr["seconds"] / full["seconds"],
+                  "cpu_value": lr["cpu_seconds"] / full["cpu_seconds"]})
+        if full and fl and full["status"] == fl["status"] == "ok":
+            emit({"row": "ratio", "d": d, "name": "float/certified seconds", "value": fl["seconds"] / full["seconds"],
+                  "cpu_value": fl["cpu_seconds"] / full["cpu_seconds"]})
+        if full and full["status"] == "ok":
+            emit({"row": "ratio", "d": d, "name": "certified own/query seconds",
+                  "value": full["own"] / full["phases"]["query"]})
+    progress("cli replays")
+    cli = child(_CLI_CHILD.format(root=str(_ROOT), d=16, path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "scale_cli.json")),
+                args.timeout)
+    emit({"row": "cli", "d": 16, **cli})
+    emit({"row": "done", "seconds": time.perf_counter() - t0})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
