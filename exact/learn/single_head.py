@@ -350,11 +350,8 @@ def learn_single_head(
                 raise CertificateInvalid("learn_single_head: internal error, a confirmed v_i is not reproduced")
             return [i - d for i in bad]
 
-        kwargs = {}
         if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
-            kwargs["confirm"] = confirm
-        if kwargs:
-            flat = arith.combine(answers, meas, plan.combos(), names, as_fmpq=True, **kwargs)
+            flat = arith.combine(answers, meas, plan.combos(), names, confirm=confirm, as_fmpq=True)
             # the last confirmation replayed exactly this model: no rebuild, no re-replay
             model = run.replayed or SingleHead._from_qmatrix(QMatrix(d, d, flat), v_exact)
         else:
