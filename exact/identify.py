@@ -44,7 +44,7 @@ from .errors import InvalidArgument, OracleInconsistent
 from .grids import Grid
 from .numbers import ball_interval, simplest_in_ball, to_fmpq
 
-__all__ = ["Quantity", "identify", "Confirm"]
+__all__ = ["Quantity", "Quantities", "identify", "Confirm"]
 
 
 class Quantity(Protocol):
@@ -61,6 +61,15 @@ class Quantity(Protocol):
         """Raise the working precision; raise :class:`PrecisionInsufficient` when no more is possible."""
 
 
+class Quantities(Protocol):
+    """What :func:`identify` needs of its list of quantities: a length and indexing (items may
+    be built lazily, on first access)."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int) -> Quantity: ...
+
+
 #: ``confirm(values, fresh) -> failed``: ``values`` holds the current candidate of every
 #: quantity (by index), ``fresh`` the indices with a new candidate; it returns the indices
 #: among ``fresh`` whose candidate is *not* confirmed exactly.
@@ -68,7 +77,7 @@ Confirm = Callable[[list, list[int]], Sequence[int]]
 
 
 def identify(
-    quantities: Sequence[Quantity],
+    quantities: Quantities,
     *,
     grid: Grid | None = None,
     confirm: Confirm | None = None,

@@ -9,7 +9,6 @@ as far as its declared accuracy lets the answers sharpen.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -352,7 +351,7 @@ class _Combo:
         self.prec = self.arith.next_precision(self.prec, self.answers[self.combo[0][1]], self.what, interval)
 
 
-class _LazyList(Sequence):
+class _LazyList:
     """A read-only sequence whose items are made on first access."""
 
     __slots__ = ("make", "items")
