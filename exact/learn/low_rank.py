@@ -182,6 +182,36 @@ class _Design:
         return [(k, b) for b in cols for k in range(self.plan.d)]
 
 
+_LAST_PROBES: dict = {}  # the last design's probes, by the design's key (see _design_probes)
+
+
+def _design_probes(design: "_Design") -> list:
+    """The sketch and row probes of a design, in the learner's order.
+
+    They are a function of the design's key (plan, sketch columns, rows K, columns J),
+    so the last design's probes are remembered: checking a certificate right after the
+    learn that made it compares the transcript with the very objects that were sent.
+    """
+    key = _design_key(design)
+    if _LAST_PROBES.get("key") == key:
+        return _LAST_PROBES["probes"]
+    d = design.plan.d
+    probes = _probes(design.plan, [(k, b) for b in design.B_cols for k in range(d)]) + _probes(
+        design.plan, design.row_pairs()
+    )
+    _remember(design, probes)
+    return probes
+
+
+def _design_key(design: "_Design") -> tuple:
+    return (design.plan, tuple(map(tuple, design.B_cols)), tuple(design.K), tuple(design.Jc))
+
+
+def _remember(design: "_Design", probes: list) -> None:
+    _LAST_PROBES.clear()
+    _LAST_PROBES.update(key=_design_key(design), probes=probes)
+
+
 def _unit_triangular(plan: ProbePlan) -> QMatrix:
     U = QMatrix.identity(plan.d)
     for k in range(plan.d):
@@ -279,10 +309,13 @@ def learn_low_rank(
         v, _ = read_v(run)
         plan = ProbePlan.choose(v)
         slopes = [v[k] + plan.shifts[k] * v[plan.pivot] for k in range(d)]
+        sent: list = []  # the probes, in the order they were asked
 
         def measure(pairs, what: str) -> list:
             """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
-            answers = run.ask(_probes(plan, pairs))
+            probes = _probes(plan, pairs)
+            sent.extend(probes)
+            answers = run.ask(probes)
             meas = []
             base_of: dict = {}  # vᵀb per distinct b (by identity: the pairs hold every b alive)
             for k, b in pairs:
@@ -323,6 +356,7 @@ def learn_low_rank(
         else:
             W = QMatrix.zeros(d, d)
         model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
+        _remember(design, sent)
 
         conditions = {"sketch_seed": seed}
         if rank is not None:
@@ -361,15 +395,13 @@ def _check_certificate(model, transcript, conditions) -> str | None:
         return f"the model has rank {model.rank}, above the assumed bound r = {rank}"
     plan = ProbePlan.choose(model.v)
     UW = _unit_triangular(plan) @ model._Wmat
-    seqs = [Sequence.basis(d, i) for i in range(d)]
 
     def measure(cols):
-        seqs.extend(_probes(plan, [(k, b) for b in cols for k in range(d)]))
         T = UW @ QMatrix.from_columns(cols)
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure)
-    seqs.extend(_probes(plan, design.row_pairs()))
+    seqs = [Sequence.basis(d, i) for i in range(d)] + _design_probes(design)
     if [q.X for q in transcript] != seqs:
         return (
             "the transcript is not the low-rank learner's probe set for this model, rank bound and sketch seed, "
