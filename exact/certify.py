@@ -60,6 +60,7 @@ __all__ = [
     "transcript_to_json",
     "transcript_from_json",
     "answer_equals",
+    "answer_equals_logistic",
     "EXACT",
     "CONSISTENT",
 ]
@@ -79,6 +80,16 @@ def answer_equals(answer, value) -> bool:
     if not isinstance(answer, ExactAnswer):
         raise InvalidArgument(f"answer_equals needs an exact answer, got {type(answer).__name__}")
     return answer._exp_form() == value
+
+
+def answer_equals_logistic(answer, base, slope, ell) -> bool:
+    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive)."""
+    if not isinstance(answer, ExactAnswer):
+        raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
+    form = answer._exp_form()
+    if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
+        form = form.as_ratio()
+    return form.equals_logistic(base, slope, ell)
 
 
 def _error(answer, accuracy: Fraction, rtol: Fraction, recorded_cap: Fraction | None = None) -> Fraction:

@@ -308,6 +308,39 @@ class ExpRatio:
             return num == (((s0, c),) if c else ())
         return self == ExpRatio.softmax((s0, s1), (c0, c1))  # any other representation: decide in general
 
+    def equals_logistic(self, base, slope, ell) -> bool:
+        """Whether this value equals ``base + slope·σ(ell)`` (``fmpq`` arguments), decided exactly;
+        without allocation when the denominator has two unit terms whose gap is ``±ell``.
+
+        >>> r = ExpRatio.softmax([fmpq(3), fmpq(1)], [fmpq(7), fmpq(2)])  # 2 + 5·σ(2)
+        >>> r.equals_logistic(fmpq(2), fmpq(5), fmpq(2)), r.equals_logistic(fmpq(2), fmpq(5), fmpq(3))
+        (True, False)
+        """
+        den, num = self.den._terms, self.num._terms
+        if ell != 0 and len(den) == 2 and den[0][1] == 1 and den[1][1] == 1:
+            (q0, _), (q1, _) = den  # value = n0 + (n1 − n0)·σ(q1 − q0)
+            n0 = n1 = _ZERO_Q
+            for q, c in num:
+                if q == q0:
+                    n0 = c
+                elif q == q1:
+                    n1 = c
+                else:
+                    break
+            else:
+                gap = q1 - q0
+                if gap == ell:
+                    return n0 == base and n1 - n0 == slope
+                if gap == -ell:  # σ(−ℓ) = 1 − σ(ℓ)
+                    return n1 == base and n0 - n1 == slope
+        lo, hi = (_ZERO_Q, ell) if ell > 0 else (ell, _ZERO_Q)
+        c_lo, c_hi = (base, base + slope) if ell > 0 else (base + slope, base)
+        if ell == 0:
+            other = ExpRatio(ExpPoly._raw([(_ZERO_Q, 2 * base + slope)]), ExpPoly._raw([(_ZERO_Q, _TWO_Q)]))
+        else:
+            other = ExpRatio(ExpPoly._raw([(lo, c_lo), (hi, c_hi)]), ExpPoly._raw([(lo, _ONE_Q), (hi, _ONE_Q)]))
+        return self == other
+
     def approx(self) -> float:
         """A float64 approximation of the value (not rigorous: a few ulps for a two-term
         denominator, computed in float arithmetic; otherwise the midpoint of a 64-bit ball).
@@ -354,6 +387,7 @@ class ExpRatio:
 _LOG2E = 1.4426950408889634
 _ONE_Q = fmpq(1)
 _TWO_Q = fmpq(2)
+_ZERO_Q = fmpq(0)
 
 
 def _new_poly() -> ExpPoly:

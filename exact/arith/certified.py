@@ -14,14 +14,14 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from ..certify import answer_equals
+from ..certify import answer_equals, answer_equals_logistic
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball
-from .base import Arithmetic, primitive_form
+from .base import Arithmetic
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
@@ -189,8 +189,14 @@ class CertifiedArithmetic(Arithmetic):
         def make(i: int) -> _Logit:
             m = order[i]
             meas = measurements[m]
-            return _Logit(self, answers[m], meas, (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
+            logit = _Logit(self, answers[m], meas, (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
+            if guesses is not None and guesses[i] is None and self.prec0 < 128 <= self.max_prec:
+                # float64 found no rational of small height: this one is tall, so its first
+                # ball is taken at 128 bits rather than spending a round at 64
+                logit.prec = logit.want = 128
+            return logit
 
+        guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
         logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
         inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
         slot = {m: i for i, m in enumerate(order)}
@@ -200,9 +206,8 @@ class CertifiedArithmetic(Arithmetic):
             def check(values, fresh):
                 return [
                     i for i in fresh
-                    if not answer_equals(
-                        answers[order[i]],
-                        primitive_form(q(measurements[order[i]].base), q(measurements[order[i]].slope), values[i]),
+                    if not answer_equals_logistic(
+                        answers[order[i]], q(measurements[order[i]].base), q(measurements[order[i]].slope), values[i]
                     )
                 ]
         else:
@@ -212,7 +217,6 @@ class CertifiedArithmetic(Arithmetic):
                 failed = confirm(params, [order[i] for i in fresh])
                 return [slot[m] for m in failed]
 
-        guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
         values = identify(logits, confirm=check, approximate=approximate, guesses=guesses)
         params = _params(combos, values, slot, inv_scale)
         return params if as_fmpq else [_to_fraction(x) for x in params]
