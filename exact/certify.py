@@ -35,13 +35,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
 from flint import arb, ctx
 
 from . import registry
 from .errors import CertificateInvalid, ExactAttentionError, InvalidArgument, InvalidFormat
 from .expfield import ExpRatio, exp_form_from_json
-from .floateval import float_rounding_bounds
+from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
@@ -406,10 +405,9 @@ class Certificate:
             return "the answers record float rounding errors, which can be checked only for a single-head model"
         W, v = self.model.to_numpy()
         caps: list = [None] * len(entries)
-        for i in idx:
-            X = entries[i].X.to_numpy()[None]
-            y = np.array([float(entries[i].answer)])
-            caps[i] = Fraction(float(float_rounding_bounds(W, v, X, y)[0]))
+        for i in idx:  # the oracle's own bound computation, one sequence at a time (it is batch-independent)
+            _, bound = evaluate_sequences(W, v, [entries[i].X])
+            caps[i] = Fraction(float(bound[0]))
         return caps
 
     def __repr__(self) -> str:

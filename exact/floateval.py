@@ -13,9 +13,37 @@ import numpy as np
 
 from .errors import ShapeError
 
-__all__ = ["evaluate_float", "float_rounding_bounds"]
+__all__ = ["evaluate_float", "float_rounding_bounds", "evaluate_sequences", "SPARSE_MAX"]
 
 _EPS = 2.0**-52
+
+
+def _times_last_token(M: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """``M x_N`` for every sequence of the batch ``X`` (shape ``(n, N, d)``), as ``(n, d)``.
+
+    Probe tokens are sparse: when every query token has at most 8 nonzeros, only those
+    columns of ``M`` are gathered (O(n·d) instead of O(n·d²)).  Either way each sequence's
+    product is computed by the same operations in the same order, whatever the batch.
+    """
+    last = X[:, -1, :]
+    nnz = (last != 0).sum(axis=1)
+    k = int(nnz.max()) if nnz.size else 0
+    if k > 8:
+        return np.einsum("nd,ed->ne", last, M, optimize=False)
+    n = X.shape[0]
+    rows, cols = np.nonzero(last)  # row-major: each token's nonzeros in increasing column order
+    start = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(nnz, out=start[1:])
+    slot = np.arange(rows.size) - start[rows]
+    idx = np.zeros((n, max(k, 1)), dtype=np.int64)
+    vals = np.zeros((n, max(k, 1)))
+    idx[rows, slot] = cols
+    vals[rows, slot] = last[rows, cols]  # zero where a token has fewer than k nonzeros
+    MT = np.ascontiguousarray(M.T)
+    out = np.zeros((n, M.shape[0]))
+    for t in range(idx.shape[1]):  # summed in a fixed order
+        out += MT[idx[:, t]] * vals[:, t : t + 1]
+    return out
 
 
 def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
@@ -33,7 +61,7 @@ def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
         raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {shape}")
     # einsum without BLAS (optimize=False), not matmul: a sequence's value must not
     # depend on which batch it is evaluated in (BLAS picks kernels by size).
-    q = np.einsum("nd,ed->ne", X[:, -1, :], W, optimize=False)  # (n, d): W x_N
+    q = _times_last_token(W, X)  # (n, d): W x_N
     s = np.einsum("nid,nd->ni", X, q, optimize=False)
     s -= s.max(axis=1, keepdims=True)
     e = np.exp(s)
@@ -60,7 +88,7 @@ def float_rounding_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.nd
     A = np.abs(X)
     k = np.maximum(1, (X != 0).sum(axis=2).max(axis=1))  # per sequence
     g = (k + 2) * _EPS
-    Wx = np.einsum("nd,ed->ne", A[:, -1, :], np.abs(W), optimize=False)
+    Wx = _times_last_token(np.abs(W), A)
     ds = 2 * g[:, None] * np.einsum("nid,nd->ni", A, Wx, optimize=False)
     ca = np.einsum("nid,d->ni", A, np.abs(v), optimize=False)
     c = np.abs(np.einsum("nid,d->ni", X, v, optimize=False)) + g[:, None] * ca
@@ -69,3 +97,74 @@ def float_rounding_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.nd
         rel = np.expm1(2 * ds.max(axis=1)) + (N + 6) * _EPS
         err = c.max(axis=1) * rel + g * ca.max(axis=1) + 4 * _EPS * np.abs(ys)
     return 2 * err + 1e-300
+
+
+#: Sequences whose tokens have at most this many nonzeros are evaluated sparsely.
+SPARSE_MAX = 16
+
+
+def _sparse(seqs, d: int):
+    """Padded index and value arrays ``(n, N, K)`` of a batch of sequences of one length.
+
+    Values are the sequences' entries as floats (exact: the entries are float64 values);
+    padding has index 0 and value 0, which adds exact zeros at the end of every sum.
+    """
+    n, N = len(seqs), seqs[0].length
+    K = max(1, max(len(r) for s in seqs for r in s.rows))
+    idx = np.zeros((n, N, K), dtype=np.int64)
+    val = np.zeros((n, N, K))
+    floats: dict = {}  # id(value) -> (value, float): probes repeat a few value objects
+    for a, s in enumerate(seqs):
+        for t, row in enumerate(s.rows):
+            for k, (j, q) in enumerate(row):
+                hit = floats.get(id(q))
+                if hit is None or hit[0] is not q:
+                    hit = floats[id(q)] = (q, q.numerator / q.denominator)
+                idx[a, t, k] = j
+                val[a, t, k] = hit[1]
+    return idx, val
+
+
+def _sparse_terms(W: np.ndarray, v: np.ndarray, idx: np.ndarray, val: np.ndarray):
+    """Scores ``x_tᵀ W x_N`` and values ``vᵀ x_t`` from the sparse form, summed in a fixed order."""
+    last_i, last_v = idx[:, -1, :], val[:, -1, :]
+    Wsub = W[idx[:, :, :, None], last_i[:, None, None, :]]  # (n, N, K, K)
+    s = np.einsum("ntk,ntkl,nl->nt", val, Wsub, last_v, optimize=False)
+    c = np.einsum("ntk,ntk->nt", val, v[idx], optimize=False)
+    return s, c
+
+
+def evaluate_sequences(W: np.ndarray, v: np.ndarray, seqs) -> tuple[np.ndarray, np.ndarray]:
+    """float64 answers and their rounding bounds for sequences of one length (a list of Sequence).
+
+    Sparse sequences (tokens with at most :data:`SPARSE_MAX` nonzeros) are evaluated from
+    their nonzeros, in O(nonzeros) per sequence; others densely.  Either way a sequence's
+    answer and bound depend on that sequence alone, not on the batch.
+    """
+    dense = [i for i, s in enumerate(seqs) if max(len(r) for r in s.rows) > SPARSE_MAX]
+    if dense:  # each sequence takes its own path, so its answer does not depend on its batch
+        ys, errs = np.empty(len(seqs)), np.empty(len(seqs))
+        X = np.stack([seqs[i].to_numpy() for i in dense])
+        ys[dense] = np.asarray(evaluate_float(W, v, X)).reshape(-1)
+        errs[dense] = float_rounding_bounds(W, v, X, ys[dense])
+        rest = [i for i in range(len(seqs)) if i not in set(dense)]
+        if rest:
+            ys[rest], errs[rest] = evaluate_sequences(W, v, [seqs[i] for i in rest])
+        return ys, errs
+    idx, val = _sparse(seqs, W.shape[0])
+    s, c = _sparse_terms(W, v, idx, val)
+    e = np.exp(s - s.max(axis=1, keepdims=True))
+    ys = np.einsum("ni,ni->n", e, c, optimize=False) / e.sum(axis=1)
+    # the same bound as float_rounding_bounds, from the nonzeros
+    A = np.abs(val)
+    k = np.maximum(1, (val != 0).sum(axis=2).max(axis=1))
+    g = (k + 2) * _EPS
+    ds_raw, _ = _sparse_terms(np.abs(W), np.abs(v), idx, A)
+    ds = 2 * g[:, None] * ds_raw
+    ca = np.einsum("ntk,ntk->nt", A, np.abs(v)[idx], optimize=False)
+    cc = np.abs(c) + g[:, None] * ca
+    N = val.shape[1]
+    with np.errstate(over="ignore"):
+        rel = np.expm1(2 * ds.max(axis=1)) + (N + 6) * _EPS
+        err = cc.max(axis=1) * rel + g * ca.max(axis=1) + 4 * _EPS * np.abs(ys)
+    return ys, 2 * err + 1e-300

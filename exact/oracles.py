@@ -31,7 +31,7 @@ from flint import arb, ctx, fmpq
 
 from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
 from .expfield import ExpRatio
-from .floateval import evaluate_float, float_rounding_bounds
+from .floateval import evaluate_float, evaluate_sequences
 from .numbers import to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
 
@@ -309,12 +309,24 @@ class CallableOracle(BaseOracle):
 
     def query_batch(self, Xs) -> list:
         if self._inputs == "numpy":
-            Xs = [self._as_sent(as_sequence(X, d=self.d)) for X in Xs]
+            seen: dict = {}  # id(value) -> (value, is float64): probes repeat a few value objects
+            Xs = [self._as_sent(as_sequence(X, d=self.d), seen) for X in Xs]
         return super().query_batch(Xs)
 
-    def _as_sent(self, seq: Sequence) -> Sequence:
+    def _as_sent(self, seq: Sequence, seen: dict | None = None) -> Sequence:
         """The sequence after rounding to float64, which is what ``fn`` really sees."""
-        if all(_is_float64(q) for r in seq.rows for _, q in r):
+        seen = {} if seen is None else seen
+        for r in seq.rows:
+            for _, q in r:
+                hit = seen.get(id(q))
+                if hit is None or hit[0] is not q:
+                    hit = seen[id(q)] = (q, _is_float64(q))
+                if not hit[1]:
+                    break
+            else:
+                continue
+            break
+        else:
             return seq
         return Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
 
@@ -385,11 +397,9 @@ class FloatOracle(CallableOracle):
         for i, s in enumerate(seqs):
             by_len.setdefault(s.length, []).append(i)
         for idx in by_len.values():
-            X = np.stack([seqs[i].to_numpy() for i in idx])
-            ys = np.asarray(evaluate_float(self._W, self._v, X))
+            ys, errs = evaluate_sequences(self._W, self._v, [seqs[i] for i in idx])
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
-            errs = float_rounding_bounds(self._W, self._v, X, ys)
             if not np.isfinite(errs).all():
                 raise OracleInconsistent("the float model's answers cannot be bounded (its terms overflow float64)")
             for i, y, e in zip(idx, ys.tolist(), errs.tolist()):

@@ -413,3 +413,23 @@ def test_sequence_constructor_validates():
     with pytest.raises(ShapeError, match="values must be nonzero Fractions"):
         Sequence(2, (((0, Fraction(0)),),))
     assert Sequence(2, (((1, Fraction(3)),),)) == Sequence.from_rows([[0, 3]])
+
+
+def test_float_answers_and_bounds_do_not_depend_on_the_batch():
+    """A certificate recomputes a float answer's bound from one sequence: it must equal the oracle's."""
+    import numpy as np
+
+    from exact.floateval import evaluate_sequences
+    from exact.learn.single_head import ProbePlan
+    from exact.sequences import Sequence
+
+    h = SingleHead.random(20, seed=3, grid="float32")
+    W, v = h.to_numpy()
+    rng = np.random.default_rng(0)
+    dense = [Sequence.from_rows(rng.integers(-4, 5, size=(2, 20)) / 4) for _ in range(3)]
+    seqs = ProbePlan.choose(h.v).sequences()[:50] + dense
+    ys, errs = evaluate_sequences(W, v, seqs)
+    for i, s in enumerate(seqs):
+        y1, e1 = evaluate_sequences(W, v, [s])
+        assert (y1[0], e1[0]) == (ys[i], errs[i])
+    assert (errs > 0).all() and (errs < 1e-9).all()

@@ -6,24 +6,32 @@ import numpy as np
 
 from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..numbers import approx
+from ..oracles import FloatAnswer
 from .base import Arithmetic
 
 __all__ = ["FloatArithmetic"]
 
 
+def _float_or_inf(a) -> float:
+    try:
+        return float(a)
+    except OverflowError:
+        return np.inf
+
+
 def _floats(answers) -> np.ndarray:
     """The answers as float64, refusing (not overflowing on) answers beyond float64's range."""
-    out = np.empty(len(answers))
-    for i, a in enumerate(answers):
-        try:
-            out[i] = float(a)
-        except OverflowError:
-            out[i] = np.inf
-        if not np.isfinite(out[i]):
-            raise OracleInconsistent(
-                f"answer #{i} is about {approx(a)}, beyond float64's range: float mode cannot use it "
-                "(use mode='certified' with a grid)"
-            )
+    try:
+        out = np.array([float(a) for a in answers], dtype=np.float64)
+    except OverflowError:
+        out = np.array([_float_or_inf(a) for a in answers], dtype=np.float64)
+    bad = np.flatnonzero(~np.isfinite(out))
+    if bad.size:
+        i = int(bad[0])
+        raise OracleInconsistent(
+            f"answer #{i} is about {approx(answers[i])}, beyond float64's range: float mode cannot use it "
+            "(use mode='certified' with a grid)"
+        )
     return out
 
 
@@ -39,8 +47,17 @@ class FloatArithmetic(Arithmetic):
         self._max_error = 0.0
 
     def _err(self, answers) -> np.ndarray:
-        """Declared answer errors, plus the rounding of exact answers to float64."""
-        return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(_floats(answers))
+        """Declared answer errors, plus the rounding of exact answers to float64.
+
+        A float answer's own rounding bound is read as a float (``.error``), without exact
+        arithmetic; the sum is rounded up by a relative 2^-50 to stay an upper bound.
+        """
+        y = _floats(answers)
+        if answers and all(type(a) is FloatAnswer for a in answers):
+            own = np.array([a.error for a in answers])
+            base = float(self.oracle.accuracy) + float(self.oracle.rtol) * np.abs(y)
+            return (base + own) * (1 + 2.0**-50) + 2.0**-53 * np.abs(y)
+        return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(y)
 
     def values(self, answers, names):
         y = _floats(answers)
@@ -57,9 +74,17 @@ class FloatArithmetic(Arithmetic):
 
     def combine(self, answers, measurements, combos, names):
         y = _floats(answers)
-        base = np.array([float(m.base) for m in measurements])
-        slope = np.array([float(m.slope) for m in measurements])
-        scale = np.array([float(m.scale) for m in measurements])
+        memo: dict = {}  # id(value) -> (value, float): measurements share a few value objects
+
+        def fl(x) -> float:
+            hit = memo.get(id(x))
+            if hit is None or hit[0] is not x:
+                hit = memo[id(x)] = (x, float(x))
+            return hit[1]
+
+        base = np.array([fl(m.base) for m in measurements])
+        slope = np.array([fl(m.slope) for m in measurements])
+        scale = np.array([fl(m.scale) for m in measurements])
         alpha = (y - base) / slope
         bad = ~((alpha > 0) & (alpha < 1))
         if bad.any():
