@@ -131,8 +131,9 @@ def compare(args) -> None:
         t0 = time.perf_counter()
         res = run(oracle)
         secs = time.perf_counter() - t0
-        rows[name] = {"queries": oracle.count, "seconds": secs}
-        emit({"row": "run", "d": d, "r": r, "method": name, "queries": oracle.count, "seconds": secs,
+        rows[name] = {"queries": res.queries, "seconds": secs}
+        emit({"row": "run", "d": d, "r": r, "method": name, "queries": res.queries,
+              "verification_queries": res.verification_queries, "seconds": secs,
               "exact": res.model == truth if res.exact else None, "rel_error": rel_error(res, truth)})
     emit({"row": "formula", "d": d, "r": r, "sketch": low_rank_query_count(d, r),
           "sketch_unknown_rank": low_rank_query_count(d, r, rank_known=False), "single_head": d * d + d,

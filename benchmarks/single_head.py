@@ -184,6 +184,7 @@ def run_learner(truth: SingleHead, mode: str) -> dict:
         "seconds": seconds,
         "query_seconds": result.seconds.get("query"),
         "queries": result.queries,
+        "verification_queries": result.verification_queries,
         "exact": (result.model == truth) if exact_mode else None,
         "max_error": max_error_exact(result.model, truth),
         "error_estimate": float(result.error_estimate),
