@@ -105,7 +105,7 @@ def child(code: str, timeout: float) -> dict:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--dims", type=int, nargs="+", default=[64, 128, 256, 512])
+    p.add_argument("--dims", type=int, nargs="*", default=[64, 128, 256, 512])
     p.add_argument("--large", type=int, nargs="*", default=[1024], help="dims run for certified only")
     p.add_argument("--timeout", type=float, default=1800)
     args = p.parse_args(argv)

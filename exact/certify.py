@@ -85,6 +85,13 @@ def answer_equals_logistic(answer, base, slope, ell) -> bool:
     """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive)."""
     if not isinstance(answer, ExactAnswer):
         raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
+    pair = answer._pair()
+    if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form
+        s1, c1, s2, c2 = pair
+        if s1 - s2 == ell:
+            return c2 == base and c1 - c2 == slope
+        if s2 - s1 == ell:
+            return c1 == base and c2 - c1 == slope
     form = answer._exp_form()
     if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
         form = form.as_ratio()
@@ -223,9 +230,11 @@ def failed_entries(
             report("replay", i + 1, len(entries))
         if exact:
             pair = model._pair(q.X) if hasattr(model, "_pair") else None
-            form = q.answer._exp_form()
-            if pair is not None and isinstance(form, ExpRatio):  # the logit primitive's queries: no allocation
-                ok = form.equals_softmax2(*pair)
+            if pair is not None and q.answer._pair() == pair:  # the same four exact numbers: equal
+                ok = True
+            elif pair is not None:  # decide on the forms, without building the model's
+                form = q.answer._exp_form()
+                ok = form.equals_softmax2(*pair) if isinstance(form, ExpRatio) else form == model.exact(q.X)
             else:
                 ok = answer_equals(q.answer, model.exact(q.X))
         else:

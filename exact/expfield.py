@@ -21,7 +21,7 @@ from flint import arb, ctx, fmpq
 from .errors import InvalidArgument, InvalidFormat
 from .numbers import format_rational, to_fmpq, to_fraction
 
-__all__ = ["ExpPoly", "ExpRatio", "ExpSum", "exp_form_from_json"]
+__all__ = ["ExpPoly", "ExpRatio", "ExpSum", "exp_form_from_json", "softmax2_approx"]
 
 
 def _q(x) -> fmpq:
@@ -550,3 +550,12 @@ def _sympy_rational(x: fmpq):
     import sympy
 
     return sympy.Rational(int(x.p), int(x.q))
+
+
+def softmax2_approx(s1, c1, s2, c2) -> float:
+    """``(c1 e^s1 + c2 e^s2)/(e^s1 + e^s2)`` in float64 (not rigorous), for ``fmpq`` arguments."""
+    if s2 < s1:
+        s1, c1, s2, c2 = s2, c2, s1, c1
+    t = float(s1 - s2)
+    e = math.exp(t) if t > -745.0 else 0.0
+    return (float(c1) * e + float(c2)) / (1.0 + e)

@@ -30,7 +30,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
-from .expfield import ExpRatio
+from .expfield import ExpRatio, softmax2_approx
 from .floateval import evaluate_float, evaluate_sequences
 from .numbers import to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
@@ -57,7 +57,10 @@ class ExactAnswer:
 
     __slots__ = ("__form", "_cache")
 
-    def __init__(self, form: ExpRatio):
+    def __init__(self, form):
+        # ``form`` is an exp-ratio (or a sum of them), or — the compact form of the
+        # logit primitive's answers, a quarter of the memory in a large transcript —
+        # the tuple ``(s1, c1, s2, c2)`` of a two-token softmax (c1 e^s1 + c2 e^s2)/(e^s1 + e^s2).
         self.__form = form
         self._cache: tuple[int, arb] | None = None
 
@@ -66,23 +69,42 @@ class ExactAnswer:
         if self._cache is not None and self._cache[0] >= prec:
             return self._cache[1]
         if prec <= 256:  # cheap to recompute: not worth holding a ball per answer in a large transcript
-            return self.__form.ball(prec)
-        b = self.__form.ball(prec)
+            return self.__value().ball(prec)
+        b = self.__value().ball(prec)
         self._cache = (prec, b)
         return b
 
     def sympy(self):
         """The answer as an exact sympy expression (sums of ``c·exp(q)``)."""
-        return self.__form.sympy()
+        return self.__value().sympy()
 
     def __float__(self) -> float:
         """A float64 approximation (not rigorous; use :meth:`ball` for a guaranteed enclosure)."""
-        approx = getattr(self.__form, "approx", None)
+        f = self.__form
+        if type(f) is tuple:
+            return softmax2_approx(*f)
+        approx = getattr(f, "approx", None)
         return approx() if approx is not None else float(self.ball(64).mid())
 
-    def _exp_form(self) -> ExpRatio:
+    def __value(self):
+        f = self.__form
+        if type(f) is tuple:
+            s1, c1, s2, c2 = f
+            return ExpRatio.softmax((s1, s2), (c1, c2))
+        return f
+
+    def _exp_form(self):
         # Internal: the exp-polynomial normal form, for certificates only.
-        return self.__form
+        f = self.__form
+        if type(f) is tuple:
+            s1, c1, s2, c2 = f
+            return ExpRatio.softmax((s1, s2), (c1, c2))
+        return f
+
+    def _pair(self) -> tuple | None:
+        # Internal: the compact (s1, c1, s2, c2), for certificates only.
+        f = self.__form
+        return f if type(f) is tuple else None
 
     def __repr__(self) -> str:
         with ctx.workprec(64):
@@ -266,6 +288,11 @@ class ExactOracle(BaseOracle):
         self.__model = model
 
     def _answer(self, seq: Sequence) -> ExactAnswer:
+        pair = getattr(self.__model, "_pair", None)
+        if pair is not None:
+            p = pair(seq)
+            if p is not None:
+                return ExactAnswer(p)
         return ExactAnswer(self.__model.exact(seq))
 
 
