@@ -383,8 +383,10 @@ class Certificate:
                 return "conditions are stated without a learner to interpret them"
             return None
         spec = registry.get(self.learner)
-        if not spec.exact or spec.check_certificate is None:
+        if not spec.exact:
             return f"learner {self.learner!r} gives approximate results, which carry no certificate"
+        if spec.check_certificate is None:
+            return f"learner {self.learner!r} states no way to check its probe set, so its certificates prove nothing"
         kind = getattr(self.model, "kind", None)
         if kind != spec.model_kind:
             return f"learner {self.learner!r} learns {spec.model_kind} models, not a {type(self.model).__name__}"
@@ -561,15 +563,18 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
     if kind not in (EXACT, CONSISTENT):
         raise InvalidFormat(f"certificate: expected certificate_kind 'exact' or 'consistent', got {_short(kind)}")
     learner = data.get("learner")
-    if learner is not None:
-        spec = registry.get(learner) if isinstance(learner, str) else None
-        if spec is None:
-            raise InvalidFormat(f"certificate: learner must be a string or null, got {_short(learner)}")
-    conditions = data.get("conditions") or {}
+    if learner is not None and not isinstance(learner, str):
+        raise InvalidFormat(f"certificate: learner must be a string or null, got {_short(learner)}")
+    conditions = data.get("conditions")
+    conditions = {} if conditions is None else conditions
     if not isinstance(conditions, dict):
         raise InvalidFormat(f"certificate: expected conditions as an object, got {_short(conditions)}")
     if learner is not None:
-        bad = registry.get(learner).validate_conditions(conditions)
+        try:
+            spec = registry.get(learner)
+        except InvalidArgument as e:
+            raise InvalidFormat(f"certificate: {e}") from None
+        bad = spec.validate_conditions(conditions)
         if bad:
             raise InvalidFormat(f"certificate: {bad}")
     grid = data.get("grid")

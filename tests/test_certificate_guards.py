@@ -1,0 +1,196 @@
+"""Certificates refuse what they cannot vouch for: malformed files, unknown kinds and learners,
+models without parameters, float answers whose recorded error is out of range; and they say
+precisely what a holding check covers."""
+
+import dataclasses
+import json
+from fractions import Fraction
+
+import pytest
+
+from exact import CallableOracle, ExactOracle, FloatOracle, SingleHead, learn_single_head, registry
+from exact.certify import (
+    Certificate,
+    CheckReport,
+    certificate_from_json,
+    certificate_to_json,
+    check_transcript,
+    failed_entries,
+    transcript_from_json,
+)
+from exact.errors import InvalidFormat
+from exact.io import model_from_json
+from exact.oracles import Query
+from exact.progress import reporting
+from exact.sequences import Sequence
+
+
+@pytest.fixture(scope="module")
+def exact_run():
+    return learn_single_head(ExactOracle(SingleHead([[1, "1/2"], [0, -1]], [2, 1])), check_seed=0)
+
+
+@pytest.fixture(scope="module")
+def float_run():
+    truth = SingleHead.random(3, seed=5, grid="float32", bound=4)
+    return truth, learn_single_head(FloatOracle(truth), grid="float32", check_seed=0)
+
+
+def load(data):
+    return certificate_from_json(data, model_from_json=model_from_json)
+
+
+# -- the report itself ---------------------------------------------------------------------------
+
+
+def test_reports_are_frozen(exact_run):
+    report = exact_run.certificate.check()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        report.holds = False  # type: ignore[misc]
+    assert isinstance(report, CheckReport) and bool(report) is True
+
+
+def test_unknown_certificate_kind_fails(exact_run):
+    report = dataclasses.replace(exact_run.certificate, kind="maybe").check()
+    assert not report.holds and report.reason == "unknown certificate kind 'maybe'"
+
+
+def test_the_span_of_check_lengths_is_reported(exact_run):
+    cert = exact_run.certificate
+    extra = Sequence.from_rows([[1, 0], [0, 1], ["1/2", 1], [1, 1], [0, "1/3"]])
+    oracle = ExactOracle(cert.model)
+    checks = cert.checks + (Query(extra, oracle.query(extra)),)
+    message = dataclasses.replace(cert, checks=checks).check().message
+    assert "checked by 3 random queries of lengths 3–5" in message
+    one = dataclasses.replace(cert, checks=cert.checks[:1]).check().message
+    assert "checked by 1 random queries of lengths 3)" in one
+
+
+def test_replay_reports_progress_for_large_transcripts():
+    h = SingleHead([[1]], [2])
+    oracle = ExactOracle(h)
+    transcript = [Query(X, a) for X, a in zip([Sequence.basis(1, 0)] * 4100, oracle.query_batch([[[1]]] * 4100))]
+    seen = []
+    with reporting(lambda phase, done, total: seen.append((phase, done, total))):
+        assert failed_entries(h, transcript) == []
+    assert seen == [("replay", 4096, 4100)]
+
+
+# -- approximate answers: the precision of the consistency check ---------------------------------
+
+
+def test_consistent_replay_with_zero_and_tiny_declared_errors():
+    from exact.numbers import ball_interval
+
+    truth = SingleHead([[1, "1/3"], [0, 2]], ["1/2", 1])
+    X = Sequence.from_rows([[0, 1], [0, 1]])  # equal scores: the answer is the rational vᵀx = 1
+    oracle = CallableOracle(lambda x: Fraction(1), d=2, accuracy=0)  # exact, from a callable: error 0
+    q = Query(X, oracle.query(X))
+    report = check_transcript(truth, [q])
+    assert report.holds and report.kind == "consistent"
+    assert not check_transcript(SingleHead([[1, "1/3"], [0, 2]], ["1/2", 2]), [q]).holds
+    # an irrational value known to 1e-200: the check must resolve at that precision, not at 256 bits
+    Y = Sequence.from_rows([[1, 1], [0, 1]])
+    lo, hi = ball_interval(truth.ball(Y, prec=1000))
+    tight = CallableOracle(lambda x: (lo + hi) / 2, d=2, accuracy="1e-200")
+    q2 = Query(Y, tight.query(Y))
+    assert failed_entries(truth, [q2], accuracy=Fraction(1, 10**200)) == []
+    other = SingleHead([[1, Fraction(1, 3) + Fraction(1, 10**150)], [0, 2]], ["1/2", 1])
+    assert failed_entries(other, [q2], accuracy=Fraction(1, 10**200)) == [0]
+
+
+# -- what a learner's registry entry allows --------------------------------------------------------
+
+
+def test_a_model_without_parameters_cannot_be_checked_against_a_grid(exact_run):
+    @dataclasses.dataclass(frozen=True)
+    class Opaque:
+        kind: str = "single-head"
+
+    cert = dataclasses.replace(exact_run.certificate, model=Opaque(), grid="float32")
+    assert cert.check().reason == "a Opaque states no parameters to check against grid float32"
+
+
+def test_a_learner_without_a_probe_set_check_gives_no_certificate(exact_run):
+    spec = registry.get("single-head")
+    registry.register(dataclasses.replace(spec, name="unchecked-head", check_certificate=None))
+    try:
+        cert = dataclasses.replace(exact_run.certificate, learner="unchecked-head")
+        assert "states no way to check its probe set" in cert.check().reason
+        approximate = dataclasses.replace(exact_run.certificate, learner="low-rank-cs")
+        assert "gives approximate results, which carry no certificate" in approximate.check().reason
+    finally:
+        registry.unregister("unchecked-head")
+
+
+# -- strict files -----------------------------------------------------------------------------------
+
+
+def test_float_answers_in_files_are_checked(float_run):
+    _, r = float_run
+    data = certificate_to_json(r.certificate)
+    assert load(json.loads(json.dumps(data))).check().holds  # the honest file loads and holds
+    entry = data["transcript"][0]["answer"]
+    for bad, words in (
+        ({**entry, "error": "-1/2"}, "error must be a float64 number >= 0"),
+        ({**entry, "error": "1/3"}, "error must be a float64 number >= 0"),
+        ({**entry, "error": str(2**1001)}, "error must be a float64 number >= 0"),
+        ({**entry, "value": "1/3"}, "value must be a float64 number"),
+        ({**entry, "value": str(2**1001)}, "value must be a float64 number"),
+        ({"value": "1", "error": "0", "extra": "1"}, "expected {'exact': ...}"),
+    ):
+        broken = json.loads(json.dumps(data))
+        broken["transcript"][0]["answer"] = bad
+        with pytest.raises(InvalidFormat, match=words):
+            load(broken)
+    zero = json.loads(json.dumps(data))
+    zero["transcript"][0]["answer"] = {**entry, "error": "0"}
+    assert load(zero).transcript[0].answer.error == 0.0  # error 0 is allowed (an exact float answer)
+    big = json.loads(json.dumps(data))
+    big["transcript"][0]["answer"] = {**entry, "value": str(2**999), "error": "2"}
+    assert float(load(big).transcript[0].answer) == 2.0**999
+
+
+def test_numbers_in_files_may_be_json_integers_but_not_booleans(exact_run):
+    data = certificate_to_json(exact_run.certificate)
+    assert load({**data, "accuracy": 0, "rtol": 0}).check().holds
+    with pytest.raises(InvalidFormat, match="accuracy: expected a number string, got bool"):
+        load({**data, "accuracy": False})
+
+
+@pytest.mark.parametrize(
+    "change, words",
+    [
+        ({"transcript": 3}, r"transcript: expected a list of \{'X': ..., 'answer': ...\} entries, got int"),
+        ({"certificate_kind": "maybe"}, "expected certificate_kind 'exact' or 'consistent', got 'maybe'"),
+        ({"learner": 7}, "learner must be a string or null, got 7"),
+        ({"learner": "no-such"}, "unknown learner 'no-such'"),
+        ({"grid": 32}, "expected grid as a string, got 32"),
+        ({"grid": "float8"}, "grid"),
+        ({"accuracy": "-1"}, "accuracy and rtol must be >= 0"),
+        ({"rtol": "-1/2"}, "accuracy and rtol must be >= 0"),
+        ({"assumptions": [1]}, "expected assumptions as a list of strings"),
+        ({"conditions": []}, "expected conditions as an object"),
+        ({"kind": "result"}, "expected kind 'certificate'"),
+    ],
+)
+def test_malformed_certificate_files(exact_run, change, words):
+    data = certificate_to_json(exact_run.certificate) | change
+    with pytest.raises((InvalidFormat, ValueError), match=words):
+        load(data)
+
+
+def test_long_malformed_entries_are_not_echoed_whole():
+    with pytest.raises(InvalidFormat) as info:
+        transcript_from_json([{"X": {"d": 1, "rows": [{"0": "1"}]}, "answer": {"what": "x" * 500}}])
+    assert len(str(info.value)) < 200 and "..." in str(info.value)
+    with pytest.raises(InvalidFormat) as info:
+        transcript_from_json([{"X": 1}])
+    assert "{'X': 1}" in str(info.value)  # short entries are shown whole
+
+
+def test_a_certificate_built_by_hand_holds_only_for_what_it_claims(exact_run):
+    cert = exact_run.certificate
+    bare = Certificate(cert.model, cert.transcript)  # replay only: no learner, no claim of identification
+    report = bare.check()
+    assert report.holds and "replay only" in report.message
