@@ -5,6 +5,7 @@ ignored by pytest's collection through ``conftest.py``)::
 
     python tests/mutation.py exact/numbers.py [more modules] [--tests tests/test_numbers.py ...]
         [--jobs 2] [--timeout 120] [--limit N] [--seed S] [--json out.jsonl] [--list]
+        [--only ID-TEXT ...]    # e.g. --only :309: negate-if  (re-check survivors after a fix)
 
 Each module is parsed with :mod:`ast`; a *mutant* changes exactly one node:
 
@@ -25,9 +26,9 @@ into a worker's copy only; pytest runs with ``cwd`` and ``PYTHONPATH`` set to th
 the copy's ``exact`` shadows the editable install (checked per worker, and by a sanity
 mutant per module that must be killed), and with ``PYTHONDONTWRITEBYTECODE`` so no stale
 ``.pyc`` can hide a mutant.  The working tree is only ever read.  Hypothesis runs
-without its shrink phase and without its example database (a plugin written into the
+without its shrink phase and example database, derandomized (a plugin written into the
 copies): a failing example kills the mutant either way, shrinking it cost up to 30 s, and
-no example found for one mutant is replayed for another.
+every mutant meets the same examples.
 
 A mutant is *killed* when the selected tests (plus the module's own doctests) fail, error,
 or fail to import; a *timeout* also counts as killed in the score; it *survived* when they
@@ -49,6 +50,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -99,9 +101,11 @@ _PLUGIN_SOURCE = """try:
 except ImportError:
     pass
 else:
-    settings.register_profile("mutation", phases=[Phase.explicit, Phase.generate], database=None)
+    settings.register_profile("mutation", phases=[Phase.explicit, Phase.generate], database=None, derandomize=True)
     settings.load_profile("mutation")
 """
+_ACTIVE: set[subprocess.Popen] = set()  # pytest processes running now, each its own process group
+_STOP = threading.Event()
 _SKIPPED_FIELDS = {"annotation", "returns", "type_comment"}  # annotations are never evaluated here
 
 
@@ -247,18 +251,32 @@ def run_pytest(copy: Path, tests: list[str], timeout: float) -> tuple[str, float
     start = time.monotonic()
     proc = subprocess.Popen(cmd, cwd=copy, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
+    _ACTIVE.add(proc)
     try:
         out, _ = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)  # the group of the pytest process started just above
-        proc.communicate()
+        _kill(proc)
         return "timeout", time.monotonic() - start, None, ""
+    except BaseException:  # Ctrl-C: leave no pytest behind
+        _kill(proc)
+        raise
+    finally:
+        _ACTIVE.discard(proc)
     seconds = time.monotonic() - start
     failure = next((line for line in out.splitlines() if line.startswith(("FAILED ", "ERROR "))), "")
     if proc.returncode == 0:
         return "survived", seconds, 0, ""
     last = out.strip().splitlines()[-1] if out.strip() else ""
     return "killed", seconds, proc.returncode, failure or last
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """Kill the process group of one pytest run started by :func:`run_pytest`, and reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.communicate()
 
 
 def make_copy(src: Path, dest: Path) -> Path:
@@ -287,25 +305,35 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the --limit sample (default 0)")
     ap.add_argument("--json", type=Path, help="write one JSON row per mutant to this file")
     ap.add_argument("--list", action="store_true", help="print the mutants without running them")
+    ap.add_argument("--only", nargs="+", metavar="TEXT", help="only mutants whose id contains one of these")
     args = ap.parse_args(argv)
-    modules = [Path(m).resolve().relative_to(ROOT).as_posix() if Path(m).is_absolute() else Path(m).as_posix()
-               for m in args.modules]
+    modules = []
+    for m in args.modules:
+        path = (Path.cwd() / m).resolve()
+        if not path.is_file() or not path.is_relative_to(ROOT) or path.suffix != ".py":
+            ap.error(f"{m}: not a Python module inside {ROOT}")
+        modules.append(path.relative_to(ROOT).as_posix())
 
-    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
-        snapshot = make_copy(ROOT, Path(tmp) / "w0")  # every mutant derives from this one snapshot
-        plan: list[tuple[Mutant, list[str]]] = []
+    def plan_for(root: Path) -> list[tuple[Mutant, list[str]]]:
+        plan = []
         for module in modules:
-            source = (snapshot / module).read_text(encoding="utf-8")
-            mutants = enumerate_mutants(module, source)
+            mutants = enumerate_mutants(module, (root / module).read_text(encoding="utf-8"))
+            if args.only:
+                mutants = [m for m in mutants if any(t in m.id for t in args.only)]
             if args.limit is not None and args.limit < len(mutants):
                 chosen = set(random.Random(args.seed).sample(range(len(mutants)), args.limit))
                 mutants = [m for i, m in enumerate(mutants) if i in chosen]
             plan += [(m, select_tests(module, args.tests)) for m in mutants]
-        if args.list:
-            for m, _ in plan:
-                print(f"{m.id}\n    - {m.before}\n    + {m.after}")
-            return 0
+        return plan
 
+    if args.list:
+        for m, _ in plan_for(ROOT):
+            print(f"{m.id}\n    - {m.before}\n    + {m.after}")
+        return 0
+
+    with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
+        snapshot = make_copy(ROOT, Path(tmp) / "w0")  # every mutant derives from this one snapshot
+        plan = plan_for(snapshot)
         timeouts = {}
         for module in modules:  # the clean selection must pass; a sanity mutant must be killed
             tests = select_tests(module, args.tests)
@@ -333,6 +361,9 @@ def main(argv: list[str] | None = None) -> int:
         def run(item):
             m, tests = item
             copy = free.get()
+            if _STOP.is_set():
+                free.put(copy)
+                return None
             path = copy / m.module
             clean = path.read_text(encoding="utf-8")
             try:
@@ -347,7 +378,14 @@ def main(argv: list[str] | None = None) -> int:
             return {**row, "status": status, "seconds": round(seconds, 2), "returncode": rc, "by": failure}
 
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as pool:
-            rows = list(pool.map(run, plan))
+            try:
+                rows = list(pool.map(run, plan))
+            except BaseException:  # Ctrl-C: stop scheduling, kill the runs in flight
+                _STOP.set()
+                pool.shutdown(wait=False, cancel_futures=True)
+                for proc in list(_ACTIVE):
+                    _kill(proc)
+                raise
 
     if args.json:
         args.json.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
@@ -367,4 +405,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -256,7 +256,7 @@ def test_json_round_trip_keeps_checks_grid_and_assumptions(learned):
 
 @pytest.mark.parametrize("change,match", [
     (dict(conditions={"max_rank": 2}), r"^certificate: conditions: 'max_rank' is not a condition of learner 'single-head'"),
-    (dict(learner="single_head"), r"^learner: unknown learner 'single_head'; registered: "),
+    (dict(learner="single_head"), r"^certificate: learner: unknown learner 'single_head'; registered: "),
     (dict(grid="float31"), r"^grid: expected 'rational:Q', "),
     (dict(assumptions="among single heads"), r"^certificate: expected assumptions as a list of strings$"),
 ])

@@ -1,6 +1,8 @@
 """Tests for exact.expfield: exp-polynomials and their ratios, with exact equality."""
 
+import itertools
 import json
+import math
 from fractions import Fraction
 
 import mpmath
@@ -383,6 +385,7 @@ def _softmax_reference(scores, values):
         ([2, 0, 2, -1], [1, 3, 1, 0]),  # general path: ties merged, zero values dropped
         ([0, 0, 0], [1, 1, -2]),
         ([4, "1/2", -3, "1/2", 0], [2, 2, 1, -2, 5]),
+        ([1, 0, 1, 0, 0], [5, 1, 4, 2, 3]),  # a second tie after a larger first group has merged
     ],
 )
 def test_softmax_is_the_normalised_ratio(scores, values):
@@ -403,7 +406,7 @@ def test_softmax_of_no_tokens_has_no_value():
 
 
 def test_normalized_scales_the_lowest_denominator_term_to_one():
-    for den in (E((2, 0), (1, 1)), E((1, 3), (5, 4)), E((-1, 0))):
+    for den in (E((2, 0), (1, 1)), E((1, 3), (5, 4)), E((-1, 0)), E((1, 1), (2, 2))):
         r = ExpRatio(E((1, 0), (7, "1/2")), den)
         n = r.normalized()
         assert n.den.terms[0] == (fmpq(0), fmpq(1))
@@ -546,3 +549,154 @@ def test_exp_form_from_json_dispatches_on_the_sum_key():
     assert type(got) is ExpRatio and got.num == a.num and got.den == a.den
     with pytest.raises(InvalidFormat, match=r"^exp-ratio: "):
         exp_form_from_json([1, 2])
+
+
+def test_expratio_from_json_zero_denominator_is_a_format_error():
+    with pytest.raises(InvalidFormat, match=r"^exp-ratio: the denominator is zero$"):
+        ExpRatio.from_json({"num": [["1", "0"]], "den": [["1", "0"], ["-1", "0"]]})
+    with pytest.raises(InvalidFormat, match=r"^exp-ratio: the denominator is zero$"):
+        ExpRatio.from_json({"num": [], "den": []})
+
+
+# -- exact fast paths used by certificates: they must agree with general exact equality ----------
+
+_S = [fmpq(-1), fmpq(0), fmpq(1, 2), fmpq(2)]  # scores
+_C = [fmpq(-2), fmpq(0), fmpq(1)]  # values
+
+
+def _softmax2_reference(s0, c0, s1, c1) -> ExpRatio:
+    """(c0 e^{s0} + c1 e^{s1}) / (e^{s0} + e^{s1}) through the public constructors only."""
+    return ExpRatio(ExpPoly([(c0, s0), (c1, s1)]), ExpPoly([(1, s0), (1, s1)]))
+
+
+def _representations(r: ExpRatio) -> list:
+    """The value of ``r`` as built, scaled by 3 and times e^{1/2}; and other values close in form:
+    an extra numerator term, a denominator with one coefficient 2 or 3, a third denominator term."""
+    half = E((1, "1/2"))
+    same = [r, ExpRatio(r.num * Fraction(3), r.den * Fraction(3)), ExpRatio(r.num * half, r.den * half)]
+    other = [ExpRatio(r.num + E((1, 5)), r.den), ExpRatio(r.num, r.den + E((1, 5)))]
+    for x in same:
+        (q0, _), (q1, _) = (x.den.terms * 2)[:2]  # one-term denominators: q0 == q1
+        other += [ExpRatio(x.num, x.den + E((1, _frac(q0)))), ExpRatio(x.num, x.den + E((2, _frac(q1))))]
+    return same + other
+
+
+def _near(s0, c0, s1, c1):
+    """The 4-tuple itself, swapped, every one-coordinate change, and for equal scores every common score."""
+    yield s0, c0, s1, c1
+    yield s1, c1, s0, c0
+    for i, step in itertools.product(range(4), (fmpq(1), fmpq(-1, 2))):
+        t = [s0, c0, s1, c1]
+        t[i] = t[i] + step
+        yield tuple(t)
+    if s0 == s1:
+        for s in _S:
+            yield s, c0, s, c1
+
+
+def _candidates():
+    """Two-token softmax values in many representations, and one- and three-token ones."""
+    for s0, s1, c0, c1 in itertools.product(_S, _S, _C, _C):
+        reps = _representations(ExpRatio.softmax([s0, s1], [c0, c1]))
+        if s0 == s1 and c0 == c1:  # the same value from one token, and from three
+            reps += [ExpRatio.softmax([s0], [c0]), ExpRatio.softmax([s0] * 3, [c0] * 3), ExpRatio.rational(c0)]
+        reps.append(ExpRatio.softmax([s0, s1, fmpq(5)], [c0, c1, fmpq(0)]))
+        yield (s0, s1, c0, c1), reps
+
+
+def test_equals_softmax2_agrees_with_exact_equality():
+    seen = {True: 0, False: 0}
+    for (s0, s1, c0, c1), reps in _candidates():
+        for r in reps:
+            for target in _near(s0, c0, s1, c1):
+                expected = r == _softmax2_reference(*target)
+                assert r.equals_softmax2(*target) is expected, (r, target)
+                seen[expected] += 1
+    assert seen[True] > 200 and seen[False] > 1000
+
+
+def test_equals_softmax2_examples():
+    r = ExpRatio.softmax([fmpq(1), fmpq(0)], [fmpq(2), fmpq(5)])
+    assert r.equals_softmax2(fmpq(0), fmpq(5), fmpq(1), fmpq(2)) is True
+    assert r.equals_softmax2(fmpq(1), fmpq(5), fmpq(0), fmpq(2)) is False  # values on the wrong scores
+    tie = ExpRatio.softmax([fmpq(1), fmpq(1)], [fmpq(2), fmpq(5)])  # (2 + 5)/2 · e/e
+    assert tie.equals_softmax2(fmpq(1), fmpq(3), fmpq(1), fmpq(4)) is True
+    assert tie.equals_softmax2(fmpq(1), fmpq(5), fmpq(1), fmpq(-2)) is False
+    assert tie.equals_softmax2(fmpq(0), fmpq(3), fmpq(0), fmpq(4)) is True  # equal scores: any common score
+    zero = ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(0), fmpq(0)])
+    assert zero.equals_softmax2(fmpq(3), fmpq(0), fmpq(-1), fmpq(0)) is True
+    assert zero.equals_softmax2(fmpq(0), fmpq(0), fmpq(1), fmpq(1)) is False
+
+
+def _logistic_reference(base, slope, ell) -> ExpRatio:
+    """base + slope·σ(ell) = (base·1 + (base + slope)·e^ell) / (1 + e^ell), public constructors only."""
+    return ExpRatio(ExpPoly([(base, 0), (base + slope, ell)]), ExpPoly([(1, 0), (1, ell)]))
+
+
+def test_equals_logistic_agrees_with_exact_equality():
+    seen = {True: 0, False: 0}
+    for (s0, s1, c0, c1), reps in _candidates():
+        targets = [(c0, c1 - c0, s1 - s0), (c1, c0 - c1, s0 - s1), ((c0 + c1) / 2, fmpq(0), fmpq(0))]
+        targets += [(b + db, m + dm, e + de) for b, m, e in targets[:2]
+                    for db, dm, de in ((1, 0, 0), (0, 1, 0), (0, 0, fmpq(1, 2)), (0, 0, -2 * e))]
+        targets += [(c0, c1 - c0, fmpq(0)), (c0, fmpq(0), fmpq(1)), (c0, fmpq(0), fmpq(-1))]
+        for r in reps:
+            for base, slope, ell in targets:
+                expected = r == _logistic_reference(base, slope, ell)
+                assert r.equals_logistic(base, slope, ell) is expected, (r, base, slope, ell)
+                seen[expected] += 1
+    assert seen[True] > 200 and seen[False] > 1000
+
+
+def test_equals_logistic_examples():
+    r = ExpRatio.softmax([fmpq(3), fmpq(1)], [fmpq(7), fmpq(2)])  # 2 + 5·σ(2) = 7 - 5·σ(-2)
+    assert r.equals_logistic(fmpq(2), fmpq(5), fmpq(2)) is True
+    assert r.equals_logistic(fmpq(7), fmpq(-5), fmpq(-2)) is True
+    assert r.equals_logistic(fmpq(2), fmpq(5), fmpq(-2)) is False
+    assert r.equals_logistic(fmpq(2), fmpq(5), fmpq(3)) is False
+    assert r.equals_logistic(fmpq(2), fmpq(4), fmpq(2)) is False
+    half = ExpRatio.rational(fmpq(7, 2))  # σ(0) = 1/2: 3 + 1·σ(0)
+    assert half.equals_logistic(fmpq(3), fmpq(1), fmpq(0)) is True
+    assert half.equals_logistic(fmpq(3), fmpq(2), fmpq(0)) is False
+
+
+def test_approx_is_close_to_the_value():
+    cases = [
+        (ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(1), fmpq(3)]), lambda e: (1 + 3 * e) / (1 + e)),
+        (ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(1), fmpq(0)]), lambda e: 1 / (1 + e)),
+        (ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(0), fmpq(3)]), lambda e: 3 * e / (1 + e)),
+        (ExpRatio.softmax([fmpq(-2), fmpq(1, 3)], [fmpq(5), fmpq(-1)]),
+         lambda e: (5 * e**-2 - e ** (mpmath.mpf(1) / 3)) / (e**-2 + e ** (mpmath.mpf(1) / 3))),
+        (ExpRatio(E((1, 0), (3, 1), (2, 2)), E((1, 0), (1, 1))), lambda e: (1 + 3 * e + 2 * e**2) / (1 + e)),
+        (ExpRatio(E((1, 0), (3, 1)), E((1, 0), (1, 1), (1, 2))), lambda e: (1 + 3 * e) / (1 + e + e**2)),
+        (ExpRatio(E((1, 0), (3, 1)), E((2, 0), (2, 1))), lambda e: (1 + 3 * e) / (2 + 2 * e)),
+        (ExpRatio.softmax([fmpq(-1000), fmpq(0)], [fmpq(5), fmpq(1)]), lambda e: (5 * e**-1000 + 1) / (e**-1000 + 1)),
+        (ExpRatio(E((2, -1), (3, 1)), E((1, 0), (1, 1))), lambda e: (2 / e + 3 * e) / (1 + e)),  # no e^0 term
+        (ExpRatio(E((1, 0), (3, 1)), E((2, 0), (1, 1))), lambda e: (1 + 3 * e) / (2 + e)),
+        (ExpRatio(E((1, 0), (3, 1)), E((1, 0), (2, 1))), lambda e: (1 + 3 * e) / (1 + 2 * e)),
+        (ExpRatio(E((1, 1), (3, 2)), E((3, 1), (1, 2))), lambda e: (e + 3 * e**2) / (3 * e + e**2)),
+        (ExpRatio(E((1, 0), (3, 1)), E((1, 0), (3, 1))), lambda e: 1),
+    ]
+    for r, value in cases:
+        with mpmath.workdps(40):
+            exact = float(value(mpmath.e))
+        got = r.approx()
+        assert isinstance(got, float)
+        assert abs(got - exact) <= 4 * math.ulp(exact), (r, got, exact)
+
+
+@pytest.mark.parametrize("prec", [64, 200, 4096, 5000])
+def test_ball_of_two_term_denominators(prec):
+    # den 3e^{-2} + 2e^{1/2}: the two-term path; num terms at both exponents and at two others
+    r = ExpRatio(E((5, -2), (-1, "1/2"), (4, 3), (7, -30)), E((3, -2), (2, "1/2")))
+    with mpmath.workdps(prec // 3 + 40):
+        e = lambda x: mpmath.exp(mpmath.mpf(x.numerator) / x.denominator)  # noqa: E731
+        num = 5 * e(Fraction(-2)) - e(Fraction(1, 2)) + 4 * e(Fraction(3)) + 7 * e(Fraction(-30))
+        value = num / (3 * e(Fraction(-2)) + 2 * e(Fraction(1, 2)))
+    b = r.ball(prec)
+    lo, hi = ball_interval(b)
+    assert hi - lo < Fraction(1, 2 ** (prec - 16))
+    assert contains_within(b, value, Fraction(1, 10 ** (prec // 3 + 30)))
+    # the same value over a three-term denominator goes the general way: the balls overlap
+    m = E((1, 0), (1, 1))
+    assert ExpRatio(r.num * m, r.den * m).ball(prec).overlaps(b)

@@ -437,3 +437,26 @@ def test_certifiable_grids_float_boundary_is_strict():
     assert certifiable_grids(just_below, Fraction(1)) == "rational:Q for Q <= 33, dyadic:k for k <= 10, float16, bfloat16"
     assert certifiable_grids(half_ulp16, Fraction(1)) == "rational:Q for Q <= 32, dyadic:k for k <= 9, bfloat16"
     assert certifiable_grids(2 * half_ulp16, Fraction(1)) == "rational:Q for Q <= 22, dyadic:k for k <= 8, bfloat16"
+
+
+def test_messages_quote_values_to_17_and_3_significant_digits():
+    tiny = Fraction(1, 10**30)
+    with pytest.raises(OracleInconsistent) as info:
+        FLOAT32.identify(Fraction(1, 10) - tiny, Fraction(1, 10) + tiny, what="W")
+    assert str(info.value) == (
+        "W: the ball [0.10000000000000001, 0.10000000000000001] holds no point of grid float32; "
+        "the value is not on the declared grid"
+    )
+    half = Fraction(1, 3 * 10**6)
+    with pytest.raises(PrecisionInsufficient) as info:
+        require_identified(RationalGrid(10**6), Fraction(1, 3) - half, Fraction(1, 3) + half, what="v[0]")
+    assert str(info.value) == (
+        "v[0]: the oracle's answers pin it only to ±3.33e-07 around 0.33333333333333331, too wide to single "
+        "out a point of grid rational:1000000; grids certifiable at this accuracy: "
+        "rational:Q for Q <= 866, dyadic:k for k <= 19, float16, bfloat16"
+    )
+
+
+def test_grid_reprs_show_only_the_parameter():
+    assert repr(DyadicGrid(3)) == "DyadicGrid(bits=3)"
+    assert repr(RationalGrid(7)) == "RationalGrid(max_den=7)"

@@ -105,3 +105,69 @@ def test_a_random_rational_head_is_identified_from_its_guesses_alone(monkeypatch
     r = learn_single_head(ExactOracle(truth))
     assert r.model == truth and r.exact
     assert built == []  # every logit confirmed from its float64 guess: no ball was needed
+
+
+# -- the certified arithmetic on approximate oracles: precision, grids, messages ------------------
+
+from exact import CallableOracle  # noqa: E402
+from exact.arith import CertifiedArithmetic  # noqa: E402
+from exact.errors import PrecisionInsufficient  # noqa: E402
+from exact.numbers import ball_interval  # noqa: E402
+
+
+def _callable(truth: SingleHead, accuracy: str, prec: int = 400):
+    def fn(X):
+        lo, hi = ball_interval(truth.ball([[Fraction(x) for x in row] for row in X], prec=prec))
+        return (lo + hi) / 2
+
+    return CallableOracle(fn, d=truth.d, accuracy=accuracy)
+
+
+def _fine_head() -> SingleHead:  # entries on dyadic:70 that no coarser grid holds
+    D = 2**70
+    return SingleHead([[Fraction(3 * 2**68 + 1, D), Fraction(-(2**69) + 7, D)], [Fraction(5, D), Fraction(2**68 - 3, D)]],
+                      [Fraction(2**69 + 11, D), Fraction(-1)])
+
+
+def test_precision_is_raised_beyond_64_bits_for_a_fine_grid():
+    truth = _fine_head()
+    r = learn_single_head(_callable(truth, "1e-40"), grid="dyadic:70")
+    assert r.model == truth and r.exact and r.precision > 64
+
+
+def test_an_oracle_without_error_is_read_exactly_on_a_grid():
+    truth = SingleHead([[0, 0], [0, 0]], [1, "1/2"])  # every answer of the probe set is rational
+    def fn(X):
+        lo, hi = ball_interval(truth.ball([[Fraction(x) for x in row] for row in X], prec=64))
+        assert lo == hi  # rational: the ball is a point
+        return lo
+
+    oracle = CallableOracle(fn, d=2, accuracy=0)
+    r = learn_single_head(oracle, grid="rational:4", checks=0)
+    assert r.model == truth and r.exact
+
+
+def test_a_grid_finer_than_the_accuracy_names_the_ball_and_the_grids_that_would_do():
+    with pytest.raises(PrecisionInsufficient) as info:
+        learn_single_head(_callable(_fine_head(), "1e-12"), grid="dyadic:70")
+    msg = str(info.value)
+    assert "cannot certify it on grid dyadic:70 (ball [" in msg and "grids certifiable at this accuracy: " in msg
+    assert msg.startswith("W[") or msg.startswith("v[")
+
+
+def test_precision_bounds_are_validated():
+    oracle = ExactOracle(SingleHead([[1]], [1]))
+    assert CertifiedArithmetic(oracle, prec=16, max_prec=16).precision == 16
+    for bad in ({"prec": 15}, {"prec": True}, {"max_prec": 8}, {"prec": 128, "max_prec": 64}):
+        with pytest.raises(InvalidArgument):
+            CertifiedArithmetic(oracle, **bad)
+
+
+def test_an_out_of_range_answer_names_the_measurement_and_the_parameter_it_feeds():
+    class Liar(ExactOracle):
+        def _answer(self, seq):
+            a = super()._answer(seq)
+            return ExactOracle(SingleHead([[0, 0], [0, 0]], [9, 9]))._answer(seq) if seq.length == 2 else a
+
+    with pytest.raises(OracleInconsistent, match=r"^measurement #\d+ \(needed for W\[\d\]\[\d\]\): the answer implies"):
+        learn_single_head(Liar(SingleHead([[1, 2], [3, 4]], [1, 2])), checks=0)

@@ -578,6 +578,7 @@ def test_simplest_in_ball_agrees_with_simplest_between():
         arb(-(2**40)),
         arb(fmpq(-22, 7), fmpq(1, 1000)),
         arb(0, 2**70),
+        arb(fmpq(1, 3), 1),  # radius above the midpoint's exponent: [-2/3, 4/3] holds 0
     ]
     with ctx.workprec(200):
         balls.append(arb(1) / 7)
@@ -587,6 +588,7 @@ def test_simplest_in_ball_agrees_with_simplest_between():
         assert Fraction(int(got.p), int(got.q)) == expected, b
     assert simplest_in_ball(arb(0.375)) == fmpq(3, 8)
     assert simplest_in_ball(arb(fmpq(1, 2), fmpq(1, 2**100))) == fmpq(1, 2)
+    assert simplest_in_ball(arb(fmpq(1, 3), 1)) == 0
 
 
 def test_simplest_in_ball_rejects_non_finite():
