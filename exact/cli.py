@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from fractions import Fraction
 
@@ -510,8 +511,30 @@ def main(argv=None) -> int:
         return 130
 
 
+#: Library messages name Python keywords; on the command line they name the flags.
+_FLAGS = (
+    (re.compile(r"\bmode='(\w+)'"), r"--mode \1"),
+    (re.compile(r"\bgrid='([\w:]+)'"), r"--grid \1"),
+    (re.compile(r"\bmax_prec=(\d+)"), r"--max-prec \1"),
+    (re.compile(r"\bmax_prec\b"), "--max-prec"),
+    (re.compile(r"\bw_bound\b"), "--w-bound"),
+    (re.compile(r"\bchecks=(\d+)"), r"--checks \1"),
+)
+
+
+def _as_flags(text: str) -> str:
+    """A library message with its Python keyword hints rewritten as command-line flags.
+
+    >>> _as_flags("not certified at 64 bits and max_prec=128; raise max_prec or use mode='symbolic'")
+    'not certified at 64 bits and --max-prec 128; raise --max-prec or use --mode symbolic'
+    """
+    for pattern, repl in _FLAGS:
+        text = pattern.sub(repl, text)
+    return text
+
+
 def _one_line(e: BaseException, limit: int = 300) -> str:
-    text = " ".join(str(e).split())
+    text = _as_flags(" ".join(str(e).split()))
     prefix_room = 40  # "exact-attention: error: " and the like
     room = limit - prefix_room
     return text if len(text) <= room else text[: room - 1] + "…"

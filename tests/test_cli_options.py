@@ -204,3 +204,11 @@ def test_verify_streams_rows_even_when_piped():
     assert still_running
     assert proc.returncode == 0, err
     assert rest.rstrip().endswith("claims hold")
+
+
+def test_error_hints_name_flags_not_python_keywords(tmp_path, capsys):
+    big = SingleHead([[10**5, 0], [0, 1]], [1, 1])  # a logit of 1e5 needs about 1.4e5 bits
+    rc, out, err = run(capsys, "learn", "single-head", "--model", write(tmp_path, big), "--max-prec", "1024")
+    assert rc == 2
+    assert "--max-prec 1024" in err and "raise --max-prec" in err and "--mode symbolic" in err
+    assert "max_prec" not in err and "mode='" not in err

@@ -575,16 +575,18 @@ def _representations(r: ExpRatio) -> list:
     half = E((1, "1/2"))
     same = [r, ExpRatio(r.num * Fraction(3), r.den * Fraction(3)), ExpRatio(r.num * half, r.den * half)]
     other = [ExpRatio(r.num + E((1, 5)), r.den), ExpRatio(r.num, r.den + E((1, 5)))]
-    for x in same:
+    for x in same[::2]:  # as built and shifted (the shift puts an exponent 1 in some denominators)
         (q0, _), (q1, _) = (x.den.terms * 2)[:2]  # one-term denominators: q0 == q1
         other += [ExpRatio(x.num, x.den + E((1, _frac(q0)))), ExpRatio(x.num, x.den + E((2, _frac(q1))))]
     return same + other
 
 
 def _near(s0, c0, s1, c1):
-    """The 4-tuple itself, swapped, every one-coordinate change, and for equal scores every common score."""
+    """The 4-tuple itself, swapped, both scores shifted, every one-coordinate change, and for equal
+    scores every common score."""
     yield s0, c0, s1, c1
     yield s1, c1, s0, c0
+    yield s0 + fmpq(1, 2), c0, s1 + fmpq(1, 2), c1  # softmax is shift-invariant: the same value
     for i, step in itertools.product(range(4), (fmpq(1), fmpq(-1, 2))):
         t = [s0, c0, s1, c1]
         t[i] = t[i] + step

@@ -53,7 +53,7 @@ class CertifiedArithmetic(Arithmetic):
         if self.grid is None and not oracle.exact:
             raise InvalidArgument(
                 "mode='certified' on an approximate oracle needs a declared grid (e.g. grid='float32' or "
-                "grid='rational:1000'; --grid on the command line): its answers alone cannot make a result "
+                "grid='rational:1000'): its answers alone cannot make a result "
                 "exact; or use mode='float'"
             )
         for label, value in (("prec", prec), ("max_prec", max_prec)):
@@ -89,8 +89,8 @@ class CertifiedArithmetic(Arithmetic):
             )
         if 2 * prec > self.max_prec:
             raise PrecisionInsufficient(
-                f"{what}: not certified at {prec} bits and max_prec={self.max_prec} (--max-prec); raise it "
-                "(a logit of size L needs about L/ln 2 bits) or use mode='symbolic' (--mode symbolic)"
+                f"{what}: not certified at {prec} bits and max_prec={self.max_prec}; raise max_prec "
+                "(a logit of size L needs about L/ln 2 bits) or use mode='symbolic'"
             )
         self.precision = max(self.precision, 2 * prec)
         return 2 * prec
