@@ -194,3 +194,96 @@ def test_a_certificate_built_by_hand_holds_only_for_what_it_claims(exact_run):
     bare = Certificate(cert.model, cert.transcript)  # replay only: no learner, no claim of identification
     report = bare.check()
     assert report.holds and "replay only" in report.message
+
+
+# -- declared accuracies: absolute, relative, and their defaults ----------------------------------
+
+from exact import MultiHead  # noqa: E402
+from exact.certify import answer_equals_logistic, make_certificate  # noqa: E402
+from exact.errors import InvalidArgument  # noqa: E402
+
+
+def _approximate_transcript(model, offset, rows_list):
+    """Answers f(X) + offset(f(X)), as an approximate oracle (a callable) would give them."""
+    from exact.numbers import ball_interval
+
+    out = []
+    for rows in rows_list:
+        X = Sequence.from_rows(rows)
+        lo, hi = ball_interval(model.ball(X, prec=300))
+        y = (lo + hi) / 2
+        out.append(Query(X, y + offset(y)))
+    return out
+
+
+ROWS = [[[4, 0], [0, 1]], [[3, 1], [1, 2]], [[5, -1], [2, 0], [0, 3]]]
+
+
+def test_default_accuracy_is_zero():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [3, 2])
+    off = _approximate_transcript(truth, lambda y: Fraction(1, 4), ROWS)  # every answer off by 1/4
+    assert failed_entries(truth, off) == [0, 1, 2]  # no tolerance unless one is declared
+    assert not Certificate(truth, tuple(off), kind="consistent").check().holds
+    assert not make_certificate(truth, off).check().holds
+    assert make_certificate(truth, off, accuracy=Fraction(1, 2)).check().holds
+
+
+def test_relative_accuracy_scales_with_the_answer():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [30, 20])  # answers of size 20..90
+    rtol = Fraction(1, 10**6)
+    near = _approximate_transcript(truth, lambda y: y * rtol / 2, ROWS)  # within rtol·|y|, beyond 1e-6 absolute
+    assert all(abs(q.answer) > 10 for q in near)
+    assert failed_entries(truth, near, rtol=rtol) == []
+    assert failed_entries(truth, near, accuracy=Fraction(1, 10**7)) == [0, 1, 2]
+    cert = make_certificate(truth, near, rtol=rtol)
+    assert cert.kind == "consistent" and cert.rtol == rtol and cert.accuracy == 0
+    report = cert.check()
+    assert report.holds and "±0 + 1e-06·|answer|" in report.message
+    far = _approximate_transcript(truth, lambda y: y * rtol * 2, ROWS)
+    assert not make_certificate(truth, far, rtol=rtol).check().holds
+
+
+def test_an_exact_certificate_records_no_accuracy():
+    r = learn_single_head(ExactOracle(SingleHead([[1]], [1])))
+    cert = make_certificate(r.model, r.certificate.transcript, accuracy=Fraction(1), rtol=Fraction(1))
+    assert cert.kind == "exact" and (cert.accuracy, cert.rtol) == (0, 0)
+
+
+def test_the_accuracy_is_stated_to_three_digits():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [3, 2])
+    near = _approximate_transcript(truth, lambda y: Fraction(1, 10), ROWS)
+    assert "declared accuracy ±0.333 (" in make_certificate(truth, near, accuracy=Fraction(1, 3)).check().message
+
+
+def test_replay_of_a_model_without_the_two_token_fast_path():
+    m = MultiHead([([[1, 0], [0, 1]], [1, 0]), ([[0, 1], [1, 0]], [0, "1/2"])])
+    oracle = ExactOracle(m)
+    X = Sequence.from_rows([[1, 0], [0, 1]])
+    q = Query(X, oracle.query(X))
+    assert check_transcript(m, [q]).holds
+    assert not check_transcript(MultiHead([([[1, 0], [0, 1]], [1, 0])]), [q]).holds
+
+
+def test_logistic_equality_is_decided_on_both_coefficients():
+    h = SingleHead([[2, 0], [0, 0]], [3, 1])
+    oracle = ExactOracle(h)
+    X = Sequence.from_rows([[1, 0], [0, 1]])  # scores 0 (both): f = (3 + 1)/2 ... use a distinct pair
+    Y = Sequence.from_rows([[1, 0], [1, 0]])
+    a = oracle.query(Sequence.from_rows([[2, 0], [1, 0]]))  # scores 4, 2; values 6, 3: 3 + 3·σ(2)
+    from flint import fmpq
+
+    assert answer_equals_logistic(a, fmpq(3), fmpq(3), fmpq(2))
+    assert not answer_equals_logistic(a, fmpq(3), fmpq(4), fmpq(2))  # base right, slope wrong
+    assert not answer_equals_logistic(a, fmpq(2), fmpq(3), fmpq(2))  # slope right, base wrong
+    assert answer_equals_logistic(a, fmpq(6), fmpq(-3), fmpq(-2))  # the same value written the other way
+    with pytest.raises(InvalidArgument, match="needs an exact answer"):
+        answer_equals_logistic(Fraction(1), fmpq(0), fmpq(1), fmpq(0))
+    del X, Y
+
+
+def test_a_float_answer_of_size_two_to_the_thousand_is_accepted(float_run):
+    _, r = float_run
+    data = certificate_to_json(r.certificate)
+    entry = json.loads(json.dumps(data))
+    entry["transcript"][0]["answer"] = {"value": str(2**1000), "error": "0"}
+    assert float(load(entry).transcript[0].answer) == 2.0**1000
