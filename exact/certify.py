@@ -40,6 +40,7 @@ from flint import arb, ctx
 from . import registry
 from .errors import CertificateInvalid, ExactAttentionError, InvalidArgument, InvalidFormat
 from .expfield import ExpRatio, exp_form_from_json
+from .checks import check_sequences
 from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
@@ -259,7 +260,7 @@ class Certificate:
     >>> from exact.oracles import ExactOracle
     >>> from exact import learn_single_head
     >>> truth = SingleHead([[2, 0], [1, "1/3"]], [1, -1])
-    >>> cert = learn_single_head(ExactOracle(truth), check_seed=0).certificate
+    >>> cert = learn_single_head(ExactOracle(truth)).certificate
     >>> print(cert.check().message)  # doctest: +NORMALIZE_WHITESPACE
     certificate holds: the model's values are exactly equal to all 8 answers (the single-head learner's
     probe set, which identifies the model among single heads; the model class checked by 2 random
@@ -288,6 +289,9 @@ class Certificate:
         The grid every parameter must lie on.
     checks : tuple of Query
         Verification queries (random longer sequences), replayed like the transcript.
+    check_seed : int or None
+        The seed they were drawn from: :func:`~exact.checks.check_sequences` rebuilds them
+        from the certified model, so they cannot be chosen after the fact.
     assumptions : tuple of str
         The assumptions the claim rests on when there are no verification queries.
     """
@@ -302,6 +306,7 @@ class Certificate:
     grid: str | None = None
     checks: tuple = field(default=(), repr=False)
     assumptions: tuple = ()
+    check_seed: int | None = None
 
     def check(self) -> CheckReport:
         """Decide whether the model reproduces every answer, under the stated conditions."""
@@ -364,7 +369,7 @@ class Certificate:
             lengths = sorted({q.X.length for q in self.checks})
             span = f"{lengths[0]}–{lengths[-1]}" if len(lengths) > 1 else str(lengths[0])
             parts.append(f"the model class checked by {len(self.checks)} random queries of lengths {span}")
-        elif self.assumptions:
+        if self.assumptions:
             parts.append("assuming it is " + ", ".join(self.assumptions))
         return " (" + "; ".join(parts) + ")"
 
@@ -403,8 +408,13 @@ class Certificate:
                     "the certificate holds no verification query, yet does not state the assumptions its claim "
                     f"then rests on: {'; '.join(missing)}"
                 )
-        elif min(q.X.length for q in self.checks) < 3:
-            return "verification queries must be longer than the learner's probes (length >= 3)"
+        elif self.check_seed is None:
+            return "the certificate holds verification queries but not the seed they were drawn from"
+        elif [q.X for q in self.checks] != check_sequences(self.model, len(self.checks), self.check_seed):
+            return (
+                "the verification queries are not the ones the recorded check seed gives for this model, "
+                "so they need not be random"
+            )
         return None
 
     def _float_caps(self, entries):
@@ -440,6 +450,7 @@ def make_certificate(
     grid=None,
     checks=(),
     assumptions=(),
+    check_seed=None,
 ) -> Certificate:
     """Build the certificate of a learned model (exact when every answer is exact)."""
     entries = tuple(transcript)
@@ -456,14 +467,15 @@ def make_certificate(
         grid,
         checks,
         tuple(assumptions),
+        check_seed,
     )
 
 
 # -- JSON ------------------------------------------------------------------------------
 
 _FIELDS = {
-    "kind", "certificate_kind", "accuracy", "rtol", "learner", "conditions", "grid", "checks", "assumptions",
-    "model", "transcript",
+    "kind", "certificate_kind", "accuracy", "rtol", "learner", "conditions", "grid", "checks", "check_seed",
+    "assumptions", "model", "transcript",
 }
 _REQUIRED = {"kind", "certificate_kind", "model", "transcript"}
 
@@ -525,6 +537,7 @@ def certificate_to_json(cert: Certificate) -> dict:
         "model": cert.model.to_json(),
         "transcript": transcript_to_json(cert.transcript),
         "checks": transcript_to_json(cert.checks),
+        "check_seed": cert.check_seed,
     }
 
 
@@ -582,6 +595,9 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
         if not isinstance(grid, str):
             raise InvalidFormat(f"certificate: expected grid as a string, got {_short(grid)}")
         parse_grid(grid)
+    check_seed = data.get("check_seed")
+    if check_seed is not None and (not isinstance(check_seed, int) or isinstance(check_seed, bool) or check_seed < 0):
+        raise InvalidFormat(f"certificate: expected check_seed as a non-negative integer or null, got {_short(check_seed)}")
     assumptions = data.get("assumptions") or []
     if not isinstance(assumptions, list) or not all(isinstance(a, str) for a in assumptions):
         raise InvalidFormat("certificate: expected assumptions as a list of strings")
@@ -600,4 +616,5 @@ def certificate_from_json(data, *, model_from_json) -> Certificate:
         grid,
         transcript_from_json(data.get("checks") or [], where="checks"),
         tuple(assumptions),
+        check_seed,
     )

@@ -27,13 +27,13 @@ from exact.sequences import Sequence
 
 @pytest.fixture(scope="module")
 def exact_run():
-    return learn_single_head(ExactOracle(SingleHead([[1, "1/2"], [0, -1]], [2, 1])), check_seed=0)
+    return learn_single_head(ExactOracle(SingleHead([[1, "1/2"], [0, -1]], [2, 1])))
 
 
 @pytest.fixture(scope="module")
 def float_run():
     truth = SingleHead.random(3, seed=5, grid="float32", bound=4)
-    return truth, learn_single_head(FloatOracle(truth), grid="float32", check_seed=0)
+    return truth, learn_single_head(FloatOracle(truth), grid="float32")
 
 
 def load(data):
@@ -55,15 +55,29 @@ def test_unknown_certificate_kind_fails(exact_run):
     assert not report.holds and report.reason == "unknown certificate kind 'maybe'"
 
 
-def test_the_span_of_check_lengths_is_reported(exact_run):
-    cert = exact_run.certificate
-    extra = Sequence.from_rows([[1, 0], [0, 1], ["1/2", 1], [1, 1], [0, "1/3"]])
-    oracle = ExactOracle(cert.model)
-    checks = cert.checks + (Query(extra, oracle.query(extra)),)
-    message = dataclasses.replace(cert, checks=checks).check().message
-    assert "checked by 3 random queries of lengths 3–5" in message
-    one = dataclasses.replace(cert, checks=cert.checks[:1]).check().message
-    assert "checked by 1 random queries of lengths 3)" in one
+def test_the_span_of_check_lengths_is_reported():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [2, 1])
+    three = learn_single_head(ExactOracle(truth), checks=3).certificate
+    assert "checked by 3 random queries of lengths 3–4" in three.check().message
+    one = learn_single_head(ExactOracle(truth), checks=1).certificate
+    assert "checked by 1 random queries of lengths 3)" in one.check().message
+
+
+def test_forged_checks_of_equal_tokens_do_not_make_a_wrong_model_hold():
+    """Sequences of equal tokens have the same value under every attention model: as checks they
+    would prove nothing, and a certificate must not accept them in place of its seed's queries."""
+    from exact import MultiHead
+
+    W, w = [[1, 2], [0, 1]], [1, "1/2"]
+    black_box = MultiHead([(W, w), ([[-x for x in r] for r in W], w)])
+    r = learn_single_head(ExactOracle(black_box), checks=0)  # (0, 2w): exact only among single heads
+    oracle = ExactOracle(black_box)
+    forged = tuple(Query(X, oracle.query(X)) for X in (Sequence.from_rows([[1, 2]] * 3), Sequence.from_rows([[3, 1]] * 4)))
+    cert = dataclasses.replace(r.certificate, checks=forged, check_seed=0, assumptions=())
+    assert all(q.answer._exp_form() == r.model.exact(q.X) for q in forged)  # they do agree ...
+    assert not cert.check().holds  # ... but they are not the seed's random queries
+    data = certificate_to_json(cert)
+    assert not load(data).check().holds
 
 
 def test_replay_reports_progress_for_large_transcripts():

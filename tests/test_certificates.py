@@ -56,7 +56,7 @@ def _reason(cert, **changes) -> str:
 def learned():
     truth = SingleHead.random(3, seed=5)
     oracle = ExactOracle(truth)
-    result = learn_single_head(oracle, check_seed=0)
+    result = learn_single_head(oracle)
     return truth, oracle, result
 
 
@@ -215,12 +215,16 @@ def test_without_verification_queries_the_assumptions_must_be_stated(learned):
     )
 
 
-def test_verification_queries_must_be_longer_than_the_probes(learned):
+def test_verification_queries_must_be_the_ones_their_seed_gives(learned):
     _, _, result = learned
     cert = result.certificate
-    assert _reason(cert, checks=cert.transcript[-2:]) == (
-        "verification queries must be longer than the learner's probes (length >= 3)"
+    forged = (
+        "the verification queries are not the ones the recorded check seed gives for this model, "
+        "so they need not be random"
     )
+    assert _reason(cert, checks=cert.transcript[-2:]) == forged  # probes posing as checks
+    assert _reason(cert, check_seed=cert.check_seed + 1) == forged  # another seed
+    assert _reason(cert, check_seed=None) == "the certificate holds verification queries but not the seed they were drawn from"
 
 
 @pytest.mark.parametrize("grid,holds", [("rational:7", True), ("rational:2", False), ("float32", False)])
@@ -330,7 +334,7 @@ def test_callable_certificate_fails_when_tampered(callable_setup):
 def test_a_float_answer_cannot_widen_its_own_rounding_bound():
     """A float answer's recorded error is capped by the bound recomputed from the certified model."""
     truth = SingleHead.random(3, seed=5, grid="rational:7")
-    result = learn_single_head(FloatOracle(truth), grid="rational:100", w_bound=8, check_seed=0)
+    result = learn_single_head(FloatOracle(truth), grid="rational:100", w_bound=8)
     assert result.model == truth and result.exact
     cert = result.certificate
     assert cert.kind == CONSISTENT and cert.check().holds

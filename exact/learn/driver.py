@@ -25,22 +25,24 @@ import gc
 import math
 import secrets
 import time
-from fractions import Fraction
 
 import numpy as np
 
 from ..arith import get_arithmetic
 from ..certify import failed_entries, make_certificate
+from ..checks import check_sequences
 from ..errors import CertificateInvalid, InvalidArgument, OracleInconsistent
 from ..oracles import Query
 from ..progress import report
-from ..sequences import Sequence
 from .result import LearnResult
 
 __all__ = ["Run", "DEFAULT_CHECKS", "check_sequences", "oracle_dimension"]
 
 #: Verification queries made by default after a learner finishes.
 DEFAULT_CHECKS = 2
+
+#: The assumption a result rests on when its verification queries came from a caller's seed.
+CHOSEN_SEED = "independent of the check seed (which the caller chose)"
 
 _CHUNK = 4096  # queries per oracle call, so that progress shows within a large batch
 
@@ -125,6 +127,9 @@ class Run:
         if check_seed is not None:
             _nonneg_int(check_seed, "check_seed")
         self.check_seed = secrets.randbits(63) if check_seed is None else check_seed
+        self.check_seed_given = check_seed is not None
+        # The declared accuracy is read once: replay, verification and certificate all use it.
+        self.accuracy, self.rtol = oracle.accuracy, oracle.rtol
         if queries is not None:
             oracle.require(queries + self.checks, what=f"{spec.name} (d={oracle.d}: {queries} queries + {self.checks} checks)")
         self.start = oracle.count
@@ -175,7 +180,7 @@ class Run:
     def replay(self, model, transcript) -> list[int]:
         """Indices of the transcript entries ``model`` does not reproduce (timed as certification)."""
         t = time.perf_counter()
-        bad = failed_entries(model, transcript, accuracy=self.oracle.accuracy, rtol=self.oracle.rtol)
+        bad = failed_entries(model, transcript, accuracy=self.accuracy, rtol=self.rtol)
         self.seconds["certify"] += time.perf_counter() - t
         if not bad:
             self.replayed = model
@@ -206,24 +211,31 @@ class Run:
                         f"oracle's {len(transcript)} answers (first #{bad[0]}): the true parameters are not on "
                         "that grid, or the oracle is less accurate than it declares"
                     )
-                if bad:  # pragma: no cover - would be a bug in an arithmetic
-                    raise CertificateInvalid(f"{self.spec.name}: internal error, answers {bad[:10]} are not reproduced")
+                if bad:
+                    raise OracleInconsistent(
+                        f"{self.spec.name}: the learned model does not reproduce {len(bad)} of the oracle's recorded "
+                        f"answers (first #{bad[0]}), though each was confirmed as it was read: the oracle's transcript "
+                        "is not what it answered"
+                    )
             # Without a grid every number was confirmed exactly as it was identified; on a
             # grid only the replay confirms the result, so without it nothing is claimed.
             exact = self.certify or grid is None
         checked = self._verify(model, error_estimate, conditions) if self.checks and not approximate else ()
         assumptions = () if checked or approximate else tuple(self.spec.unchecked(conditions))
+        if checked and self.check_seed_given:  # a seed known in advance could be targeted
+            assumptions = (CHOSEN_SEED,)
         report = None
         if self.arith.exact and not approximate:
             certificate = make_certificate(
                 model,
                 transcript,
-                accuracy=self.oracle.accuracy,
-                rtol=self.oracle.rtol,
+                accuracy=self.accuracy,
+                rtol=self.rtol,
                 learner=self.spec.name,
                 conditions=conditions,
                 grid=grid.name if grid is not None else None,
                 checks=checked,
+                check_seed=self.check_seed if checked else None,
                 assumptions=assumptions,
             )
             if self.replayed is model:  # the one replay of this run: its outcome is the certificate's
@@ -259,12 +271,11 @@ class Run:
     def _verify(self, model, error_estimate, conditions) -> tuple:
         """Ask the verification queries and decide them; raise OracleInconsistent on a mismatch."""
         t = time.perf_counter()
-        rng = np.random.default_rng(self.check_seed)
-        seqs = check_sequences(model, self.checks, rng)
+        seqs = check_sequences(model, self.checks, self.check_seed)
         answers = self.oracle.query_batch(seqs)
         queries = tuple(Query(X, a) for X, a in zip(seqs, answers))
         if self.arith.exact:
-            bad = failed_entries(model, queries, accuracy=self.oracle.accuracy, rtol=self.oracle.rtol)
+            bad = failed_entries(model, queries, accuracy=self.accuracy, rtol=self.rtol)
             how = "exactly" if self.oracle.exact else "within the oracle's declared accuracy"
         else:
             est = self.arith.errors() if error_estimate is None else error_estimate
@@ -274,43 +285,17 @@ class Run:
         if bad:
             q = queries[bad[0]]
             assumed = "; ".join(self.spec.unchecked(conditions)) or f"among {self.spec.model_kind} models"
+            grid = self.grid
+            unconfirmed = (
+                f"; the parameters were identified on grid {grid.name} without a replay, and may be off it"
+                if grid is not None and not self.certify else ""
+            )
             raise OracleInconsistent(
                 f"not {self.spec.model_class(conditions)}: the learned model does not reproduce {how} {len(bad)} of "
                 f"{len(queries)} random verification queries (first of length {q.X.length}); the learner's result "
-                f"holds only {assumed}"
+                f"holds only {assumed}{unconfirmed}"
             )
         return queries
-
-
-def check_sequences(model, n: int, rng: np.random.Generator) -> list[Sequence]:
-    """``n`` random verification sequences of lengths 3, 4, 3, 4, ...
-
-    Entries are dyadic (exact in float64, so a callable sees exactly these tokens),
-    scaled by a power of two so that the scores ``x_iᵀ W x_N`` of the learned model are
-    typically of order 1 and answers do not saturate the softmax.  The last token is
-    never 0.
-    """
-    d = model.d
-    # |W_ij| < 2^e with e from bit lengths (integers only: cheap at any d).
-    if hasattr(model, "magnitude_bits"):
-        e = model.magnitude_bits()
-    else:
-        e = max((x.numerator.bit_length() - x.denominator.bit_length() + 1 for x in model.parameters()), default=0)
-    # scale 2^-k with d·4^-k·2^e <= 1: a score is a sum of d² terms of random sign, so it is
-    # typically of order 1 (the softmax weights are informative), and at most d in size
-    k = max(0, -((-((d - 1).bit_length() + max(e, 0))) // 2))
-    den = 256 << k
-    out = []
-    for i in range(n):
-        length = 3 + i % 2
-        while True:
-            rows = rng.integers(-256, 257, size=(length, d))
-            if rows[-1].any():
-                break
-        out.append(
-            Sequence._exact(d, tuple(tuple((j, Fraction(int(x), den)) for j, x in enumerate(r) if x) for r in rows))
-        )
-    return out
 
 
 def _within_float_bound(model, q, oracle, eps: float) -> bool:
