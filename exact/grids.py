@@ -22,6 +22,8 @@ import math
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from flint import fmpz
+
 from .errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from .numbers import approx, floor_log2
 
@@ -88,6 +90,11 @@ class Grid:
         return self.name
 
 
+#: The finest grid accepted: spacing down to ``2**-MAX_GRID_BITS`` (dyadic) and denominators
+#: below ``2**MAX_GRID_BITS`` (rational).  Beyond it no certified run could finish.
+MAX_GRID_BITS = 1 << 13
+
+
 @dataclass(frozen=True)
 class RationalGrid(Grid):
     """Rationals with denominator at most ``max_den``; distinct points are ≥ 1/Q² apart."""
@@ -98,7 +105,12 @@ class RationalGrid(Grid):
     def __post_init__(self):
         if not isinstance(self.max_den, int) or isinstance(self.max_den, bool) or self.max_den < 1:
             raise InvalidArgument(f"rational grid: expected a denominator bound Q >= 1, got {self.max_den!r}")
-        object.__setattr__(self, "name", f"rational:{self.max_den}")
+        if self.max_den.bit_length() > MAX_GRID_BITS:
+            raise InvalidArgument(
+                f"rational grid: the denominator bound has {self.max_den.bit_length()} bits, more than "
+                f"the limit of {MAX_GRID_BITS} (MAX_GRID_BITS)"
+            )
+        object.__setattr__(self, "name", f"rational:{fmpz(self.max_den)}")  # str(int) stops at 4300 digits
 
     def round(self, x: Fraction) -> Fraction:
         return Fraction(x).limit_denominator(self.max_den)
@@ -114,6 +126,8 @@ class DyadicGrid(Grid):
     def __post_init__(self):
         if not isinstance(self.bits, int) or isinstance(self.bits, bool) or self.bits < 0:
             raise InvalidArgument(f"dyadic grid: expected bits >= 0, got {self.bits!r}")
+        if self.bits > MAX_GRID_BITS:
+            raise InvalidArgument(f"dyadic grid: {self.bits} bits is more than the limit of {MAX_GRID_BITS} (MAX_GRID_BITS)")
         object.__setattr__(self, "name", f"dyadic:{self.bits}")
 
     def round(self, x: Fraction) -> Fraction:
@@ -189,7 +203,10 @@ def parse_grid(spec: str | Grid | None) -> Grid | None:
         return _FLOATS[text]
     kind, _, arg = text.partition(":")
     if kind in ("rational", "dyadic") and arg.isascii() and arg.isdigit():
-        return RationalGrid(int(arg)) if kind == "rational" else DyadicGrid(int(arg))
+        if len(arg) > 3000:  # beyond MAX_GRID_BITS whatever the digits; not parsed, not echoed
+            raise InvalidArgument(f"grid: the number in {kind}:… has {len(arg)} digits; the limit is 2**{MAX_GRID_BITS}")
+        value = int(fmpz(arg))  # fmpz parses any length (int() stops at 4300 digits)
+        return RationalGrid(value) if kind == "rational" else DyadicGrid(value)
     raise InvalidArgument(
         "grid: expected 'rational:Q', 'dyadic:k', 'float16', 'bfloat16', 'float32' or "
         f"'float64', got {spec!r}"

@@ -126,6 +126,13 @@ def _from_ratio(x, name: str) -> Fraction:
         p, q = x.as_integer_ratio()
     except (OverflowError, ValueError):  # inf, nan
         raise InvalidNumber(f"{name}: expected a finite real number, got {str(x)[:60]}") from None
+    except Exception as exc:  # a foreign type whose method misbehaves
+        raise InvalidNumber(f"{name}: {type(x).__name__}.as_integer_ratio() failed: {exc}"[:300]) from None
+    if not (isinstance(p, numbers.Integral) and isinstance(q, numbers.Integral)) or isinstance(p, bool) or q <= 0:
+        raise InvalidNumber(
+            f"{name}: {type(x).__name__}.as_integer_ratio() returned {_short_repr((p, q))}, "
+            "not a pair of integers with a positive denominator"
+        )
     return Fraction(int(p), int(q))
 
 
@@ -286,6 +293,10 @@ def format_rational(q: Fraction) -> str:
     >>> format_rational(Fraction(-3, 4)), format_rational(Fraction(5))
     ('-3/4', '5')
     """
+    if q.numerator.bit_length() > 10_000 or q.denominator.bit_length() > 10_000:
+        # str(int) stops at 4300 digits (sys.set_int_max_str_digits); flint's does not.
+        p, d = fmpz(q.numerator), fmpz(q.denominator)
+        return str(p) if d == 1 else f"{p}/{d}"
     return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
 
 
@@ -428,6 +439,8 @@ def approx(x, digits: int = 6) -> str:
 
     >>> approx(Fraction(1, 3)), approx(Fraction(10**400, 3)), approx(Fraction(-1, 10**400), 3)
     ('0.333333', '3.33333e+399', '-1e-400')
+    >>> approx(Fraction(10**5000 - 1))  # rounds up to the next power of ten
+    '1e+5000'
     """
     q = x if isinstance(x, Fraction) else to_fraction(x)
     if q == 0:
@@ -440,8 +453,11 @@ def approx(x, digits: int = 6) -> str:
         k += 1
     while abs(q) < Fraction(10) ** k:
         k -= 1
-    mantissa = q / Fraction(10) ** k
-    return f"{float(mantissa):.{digits}g}e{k:+d}"
+    text = f"{float(q / Fraction(10) ** k):.{digits}g}"
+    if abs(float(text)) >= 10:  # the mantissa rounded up to 10 (9.9999999 -> 10)
+        k += 1
+        text = f"{float(q / Fraction(10) ** k):.{digits}g}"
+    return f"{text}e{k:+d}"
 
 
 def _make_coprime():

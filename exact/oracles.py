@@ -364,10 +364,13 @@ class CallableOracle(BaseOracle):
 
     def _check(self, y, seq) -> Fraction:
         try:
+            if isinstance(y, (str, bytes)):  # text is input syntax, not a number a model computes
+                raise InvalidNumber(f"answer: expected a number, got text ({type(y).__name__})")
             return to_fraction(y, name="answer")
         except InvalidNumber as e:
+            shown = repr(y) if len(repr(y)) <= 60 else repr(y)[:57] + "..."
             raise OracleInconsistent(
-                f"the oracle answered {y!r} to query #{self._count + 1} (length {seq.length}): {e}"
+                f"the oracle answered {shown} to query #{self._count + 1} (length {seq.length}): {e}"
             ) from None
 
 

@@ -245,7 +245,6 @@ def test_answer_ball():
         (mpmath.mpf(1) / 3, Fraction(6004799503160661, 18014398509481984)),
         (-mpmath.mpf(1) / 3, Fraction(-6004799503160661, 18014398509481984)),
         (sympy.Float(-0.375), Fraction(-3, 8)),
-        ("1/7", Fraction(1, 7)),
     ],
 )
 def test_callable_answers_converted_exactly(answer, expected):

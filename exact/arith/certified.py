@@ -315,8 +315,9 @@ class _Logit:
             if self.want >= MAX_HEIGHT_BITS:
                 raise PrecisionInsufficient(
                     f"{self.what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
-                    f"though it is known to {self.resolved} bits: the oracle does not behave like a single "
-                    "softmax head with rational parameters (try mode='symbolic' for a definite verdict)"
+                    f"though it is known to {self.resolved} bits: either a logit has a larger height (numerator "
+                    f"and denominator beyond 2**{MAX_HEIGHT_BITS}) or the oracle does not behave like a single "
+                    "softmax head with rational parameters (mode='symbolic' decides which)"
                 )
             self.want *= 2
         else:

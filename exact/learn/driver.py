@@ -32,7 +32,7 @@ from ..arith import get_arithmetic
 from ..certify import failed_entries, make_certificate
 from ..checks import check_sequences
 from ..errors import CertificateInvalid, InvalidArgument, OracleInconsistent
-from ..oracles import Query
+from ..oracles import ExactAnswer, Query
 from ..progress import report
 from .result import LearnResult
 
@@ -163,8 +163,20 @@ class Run:
         t = time.perf_counter()
         answers: list = []
         for i in range(0, len(seqs), _CHUNK):
-            answers += self.oracle.query_batch(seqs[i : i + _CHUNK])
+            chunk = self.oracle.query_batch(seqs[i : i + _CHUNK])
+            if len(chunk) != len(seqs[i : i + _CHUNK]):
+                raise OracleInconsistent(
+                    f"the oracle returned {len(chunk)} answers to a batch of {len(seqs[i : i + _CHUNK])} queries"
+                )
+            answers += chunk
             report("queries", self.oracle.count - self.start, self.total)
+        if self.oracle.exact:
+            for a in answers:
+                if not isinstance(a, ExactAnswer):
+                    raise OracleInconsistent(
+                        f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
+                        "(an oracle whose answers are numbers declares exact=False and an accuracy)"
+                    )
         self.seconds["query"] += time.perf_counter() - t
         return answers
 
