@@ -149,10 +149,19 @@ class SingleHead:
         """Trusted constructor for learners: ``W`` an exact :class:`QMatrix`, ``v`` a tuple of
         Fractions; skips re-validation and keeps the flint matrix for rank and evaluation."""
         obj = cls.__new__(cls)
-        object.__setattr__(obj, "W", W.rows())
         object.__setattr__(obj, "v", tuple(v))
-        obj.__dict__["_Wmat"] = W
+        obj.__dict__["_Wmat"] = W  # W's Fractions are made on first use (see __getattr__)
         return obj
+
+    def __getattr__(self, name: str):
+        # Only reached when normal lookup fails: ``W`` of a learned head is converted from
+        # its exact flint matrix on first access (d² Fractions, a large share of a learn's
+        # time at d >= 256, and not needed to replay or verify the result).
+        if name == "W" and "_Wmat" in self.__dict__:
+            W = self.__dict__["_Wmat"].rows()
+            object.__setattr__(self, "W", W)
+            return W
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def magnitude_bits(self) -> int:
         """An integer ``e`` with every ``|W_ij|, |v_i| < 2^e`` (from integer sizes: cheap at any d)."""
