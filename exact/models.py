@@ -262,24 +262,39 @@ class SingleHead:
         last = ints[-1]
         w, Dn = self._column(last)
         dots = self.__dict__.setdefault("_dots", {})
-        s, c = [], []
-        for row in ints:
+        near = seq._near
+        nums: dict = {}  # token index -> (sn, cn), for the tokens that others are near
+        if near is not None:
+            for t in near:
+                if t is not None:
+                    nums[t[0]] = None
+        s, c = [None] * len(ints), [None] * len(ints)
+        # Tokens that others are near first, so that their numerators are known.
+        order = sorted(range(len(ints)), key=lambda i: i not in nums)
+        for i in order:
+            row = ints[i]
             D, dense, pairs = row
             hit = dots.get(id(row))
             if hit is not None and hit[0] is row and hit[1] is last:  # a token shared by many probes
-                s.append(hit[2])
-                c.append(hit[3])
-                continue
-            if dense is not None:
-                sn, cn = sum(map(operator.mul, dense, w)), sum(map(operator.mul, dense, vint))
+                s[i], c[i], sn, cn = hit[2:]
             else:
-                sn, cn = sum([x * w[a] for a, x in pairs]), sum([x * vint[a] for a, x in pairs])
-            s.append(fmpq(sn, D * Dw * Dn))
-            c.append(fmpq(cn, D * Dv))
-            if row is last:  # the query token recurs in every probe of its column
-                if len(dots) >= 64:
-                    dots.pop(next(iter(dots)))
-                dots[id(row)] = (row, last, s[-1], c[-1])  # holds both, so their ids stay theirs
+                link = near[i] if near is not None else None
+                if link is not None and nums.get(link[0]) is not None and ints[link[0]][0] == D:
+                    sn, cn = nums[link[0]]
+                    for j, x in link[1]:  # token = token link[0] + deltas, over the same D
+                        sn += x * w[j]
+                        cn += x * vint[j]
+                elif dense is not None:
+                    sn, cn = sum(map(operator.mul, dense, w)), sum(map(operator.mul, dense, vint))
+                else:
+                    sn, cn = sum([x * w[a] for a, x in pairs]), sum([x * vint[a] for a, x in pairs])
+                s[i], c[i] = fmpq(sn, D * Dw * Dn), fmpq(cn, D * Dv)
+                if row is last:  # the query token recurs in every probe of its column
+                    if len(dots) >= 64:
+                        dots.pop(next(iter(dots)))
+                    dots[id(row)] = (row, last, s[i], c[i], sn, cn)  # holds both, so their ids stay theirs
+            if i in nums:
+                nums[i] = (sn, cn)
         return s, c
 
     def _column(self, last: tuple) -> tuple:

@@ -47,6 +47,11 @@ class Sequence:
     # integers for a dense token (more than d/4 nonzeros), else ``pairs`` of
     # ``(index, integer)``.  Exact evaluation of dense tokens runs on these.
     _ints: tuple | None = field(default=None, compare=False, repr=False, hash=False)
+    # Per token, ``None`` or ``(i, deltas)``: a dense token equal to token ``i`` plus
+    # ``deltas``, ``(index, integer)`` pairs over the same ``D`` (a probe ``b + u_k``
+    # next to ``b``).  Set only by learners that built the integer rows that way; exact
+    # evaluation then updates token i's products instead of recomputing d of them.
+    _near: tuple | None = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
@@ -152,14 +157,18 @@ class Sequence:
         return cls.sparse(d, [{i: 1}])
 
     @classmethod
-    def _exact(cls, d: int, rows: tuple, fq: tuple | None = None, ints: tuple | None = None) -> "Sequence":
+    def _exact(
+        cls, d: int, rows: tuple, fq: tuple | None = None, ints: tuple | None = None, near: tuple | None = None
+    ) -> "Sequence":
         """Trusted constructor for learners: ``rows`` are sorted ``(index, Fraction)`` pairs, nonzero;
-        ``fq`` and ``ints``, if given, the same rows with ``fmpq`` values and in integer form."""
+        ``fq`` and ``ints``, if given, the same rows with ``fmpq`` values and in integer form;
+        ``near`` (with ``ints``) the tokens that are another token plus a few integer deltas."""
         seq = cls.__new__(cls)
         object.__setattr__(seq, "d", d)
         object.__setattr__(seq, "rows", rows)
         object.__setattr__(seq, "_fq", fq)
         object.__setattr__(seq, "_ints", ints)
+        object.__setattr__(seq, "_near", near)
         return seq
 
     @property

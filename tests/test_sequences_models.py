@@ -485,3 +485,26 @@ def test_json_round_trip():
 def test_from_json_rejects(data, error, msg):
     with pytest.raises(error, match=msg):
         SingleHead.from_json(data)
+
+
+@pytest.mark.parametrize("d, rank", [(6, 2), (12, 3), (20, 20)])
+def test_dense_probes_evaluated_from_their_neighbour_equal_a_fresh_evaluation(d, rank):
+    # The low-rank probes [b + u_k; b] record that their first token is b plus one or two
+    # deltas, and exact evaluation reuses b's products.  It must agree, bit for bit, with
+    # the same sequences rebuilt from their rows (no shortcut), on models whose int forms
+    # and cached columns are fresh, and on the same model after many probes (warm caches).
+    from exact.learn.low_rank import _probes, _sketch
+    from exact.learn.single_head import ProbePlan
+
+    rng = np.random.default_rng(d)
+    head = SingleHead.random(d, seed=d, rank=rank)
+    plan = ProbePlan.choose(head.v)
+    cols = [_sketch(rng, d) for _ in range(3)]
+    probes = _probes(plan, [(k, b) for b in cols for k in range(d)])
+    assert sum(p._near is not None for p in probes) == len(probes)  # every dense probe took the shortcut
+    fresh_model = SingleHead(head.W, head.v)
+    for p in probes:
+        plain = Sequence(d, p.rows)
+        assert plain == p and plain._near is None
+        assert head.exact(p) == fresh_model.exact(plain)
+        assert head.scores(p) == SingleHead(head.W, head.v).scores(plain)

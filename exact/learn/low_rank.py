@@ -117,6 +117,7 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
         first, first_fq = list(full), list(fq)
         D, dense, _ = row_int
         dense = list(dense) if dense is not None else None
+        deltas = []
         for j, delta in ((k, 1), (p, plan.shifts[k])):
             if delta:
                 entry = full[j]
@@ -125,13 +126,17 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
                 first_fq[j] = (j, fmpq(Fraction(x).numerator, Fraction(x).denominator)) if x else None
                 if dense is not None:
                     dense[j] += delta * D
+                    deltas.append((j, delta * D))
         if None in first:  # zeros (sparse b, or a cancellation) are dropped
             first_row = tuple(t for t in first if t is not None)
             first_fq_row = tuple(t for t in first_fq if t is not None)
         else:  # a generic sketch column has no zero entry: no filtering pass
             first_row, first_fq_row = tuple(first), tuple(first_fq)
-        first_int = (D, dense, None) if dense is not None else int_row(first_row, d)
-        out.append(Sequence._exact(d, (first_row, row), (first_fq_row, row_fq), (first_int, row_int)))
+        if dense is not None:  # the first token is b plus the deltas: evaluation reuses b's products
+            first_int, near = (D, dense, None), ((1, tuple(deltas)), None)
+        else:
+            first_int, near = int_row(first_row, d), None
+        out.append(Sequence._exact(d, (first_row, row), (first_fq_row, row_fq), (first_int, row_int), near))
     return out
 
 
@@ -362,6 +367,7 @@ def learn_low_rank(
         if rank is not None:
             conditions["rank"] = rank
         Kf, Qf = canonical_factors(model._Wmat)
+        model.__dict__["rank"] = len(Kf)  # the rank of its row echelon form: no second elimination
         return run.finish(
             model,
             conditions=conditions,
