@@ -171,3 +171,17 @@ def test_an_out_of_range_answer_names_the_measurement_and_the_parameter_it_feeds
 
     with pytest.raises(OracleInconsistent, match=r"^measurement #\d+ \(needed for W\[\d\]\[\d\]\): the answer implies"):
         learn_single_head(Liar(SingleHead([[1, 2], [3, 4]], [1, 2])), checks=0)
+
+
+def test_float_guesses_find_medium_denominators_by_continued_fractions():
+    # Denominators beyond the small ones tried first (a rank-r head's entries are sums of
+    # products: 350, 9973, ...) are found while q²·tol < 1/4; the tall stay to the balls.
+    medium = [Fraction(-107, 350), Fraction(5, 9973), Fraction(123456, 65537), Fraction(-1, 2**20 + 1)]
+    tall = [Fraction(1, 3 * 2**40 + 1)]
+    filler = [Fraction(p, 3) for p in range(70)]
+    every = medium + tall + filler
+    meas = [Measurement(Fraction(-1, 4), Fraction(2)) for _ in every]
+    answers = [_logistic_answer(Fraction(-1, 4), Fraction(2), x) for x in every]
+    guesses = cert_mod._float_guesses(answers, meas)
+    assert guesses[: len(medium)] == [fmpq(x.numerator, x.denominator) for x in medium]
+    assert guesses[len(medium)] is None

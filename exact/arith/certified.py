@@ -9,6 +9,7 @@ as far as its declared accuracy lets the answers sharpen.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -262,6 +263,18 @@ def _float_guesses(answers, measurements) -> list:
         for i, pi in zip(todo[hit].tolist(), p[hit].tolist()):
             out[i] = fmpq(int(pi), q)
         todo = todo[~hit & usable]  # a q too large for this tol stays too large for larger q
+    # The rest: the best rational of denominator <= Q = ⌊1/(2√tol)⌋ (continued fractions),
+    # kept only if it is within tol; its uniqueness argument is the one above.
+    for i in np.flatnonzero(ok).tolist():
+        if out[i] is not None:
+            continue
+        t = float(tol[i])
+        qmax = int(0.5 / math.sqrt(t)) if t > 0 else 1 << 26
+        if qmax <= _GUESS_DENOMINATORS[63]:
+            continue  # every denominator this tol allows was tried above
+        f = Fraction(float(ell[i])).limit_denominator(min(qmax, 1 << 26))
+        if abs(float(ell[i]) - f.numerator / f.denominator) <= t:
+            out[i] = fmpq(f.numerator, f.denominator)
     return out
 
 
