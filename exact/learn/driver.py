@@ -163,13 +163,16 @@ class Run:
         t = time.perf_counter()
         answers: list = []
         for i in range(0, len(seqs), _CHUNK):
-            chunk = self.oracle.query_batch(seqs[i : i + _CHUNK])
-            if len(chunk) != len(seqs[i : i + _CHUNK]):
-                raise OracleInconsistent(
-                    f"the oracle returned {len(chunk)} answers to a batch of {len(seqs[i : i + _CHUNK])} queries"
-                )
-            answers += chunk
+            answers += self._answers(seqs[i : i + _CHUNK])
             report("queries", self.oracle.count - self.start, self.total)
+        self.seconds["query"] += time.perf_counter() - t
+        return answers
+
+    def _answers(self, seqs: list) -> list:
+        """The oracle's answers to one batch, checked for number and (exact oracles) type."""
+        answers = self.oracle.query_batch(seqs)
+        if len(answers) != len(seqs):
+            raise OracleInconsistent(f"the oracle returned {len(answers)} answers to a batch of {len(seqs)} queries")
         if self.oracle.exact:
             for a in answers:
                 if not isinstance(a, ExactAnswer):
@@ -177,7 +180,6 @@ class Run:
                         f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
                         "(an oracle whose answers are numbers declares exact=False and an accuracy)"
                     )
-        self.seconds["query"] += time.perf_counter() - t
         return answers
 
     def require(self, n: int, what: str) -> None:
@@ -284,7 +286,11 @@ class Run:
         """Ask the verification queries and decide them; raise OracleInconsistent on a mismatch."""
         t = time.perf_counter()
         seqs = check_sequences(model, self.checks, self.check_seed)
-        answers = self.oracle.query_batch(seqs)
+        t_ask = time.perf_counter()
+        answers = self._answers(seqs)
+        answering = time.perf_counter() - t_ask  # the oracle's time, not the check's
+        self.seconds["query"] += answering
+        t += answering
         queries = tuple(Query(X, a) for X, a in zip(seqs, answers))
         if self.arith.exact:
             bad = failed_entries(model, queries, accuracy=self.accuracy, rtol=self.rtol)

@@ -44,9 +44,9 @@ class LearnResult:
         The largest working precision in bits (certified mode), 53 in float mode,
         0 in symbolic mode.
     seconds : mapping
-        Wall-clock seconds per phase: ``query`` (answering the learner's queries),
-        ``check`` (verification queries), ``certify`` (replay), ``solve`` (the rest)
-        and ``total``.
+        Wall-clock seconds per phase: ``query`` (the oracle answering, the verification
+        queries included), ``check`` (drawing and deciding the verification queries),
+        ``certify`` (replay), ``solve`` (the rest) and ``total``.
     learner : str
         The registry name of the learner.
     verification_queries : int
