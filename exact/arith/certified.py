@@ -272,10 +272,33 @@ def _float_guesses(answers, measurements) -> list:
         qmax = int(0.5 / math.sqrt(t)) if t > 0 else 1 << 26
         if qmax <= _GUESS_DENOMINATORS[63]:
             continue  # every denominator this tol allows was tried above
-        f = Fraction(float(ell[i])).limit_denominator(min(qmax, 1 << 26))
-        if abs(float(ell[i]) - f.numerator / f.denominator) <= t:
-            out[i] = fmpq(f.numerator, f.denominator)
+        x = float(ell[i])
+        pq = _convergent_within(x, t, min(qmax, 1 << 26))
+        if pq is not None:
+            out[i] = fmpq(*pq)
     return out
+
+
+def _convergent_within(x: float, tol: float, qmax: int) -> tuple[int, int] | None:
+    """The first continued-fraction convergent ``p/q`` of ``x`` with ``|x − p/q| <= tol``, if
+    its ``q <= qmax``.  A rational with ``|x − p/q| < 1/(2q²)`` is a convergent (Legendre),
+    so with ``q²·tol < 1/4`` no other candidate exists.  Exact integer arithmetic on
+    ``x = n/m``.
+
+    >>> _convergent_within(0.3333333333333333, 1e-12, 10**6), _convergent_within(3.14159, 2e-3, 1000)
+    ((1, 3), (22, 7))
+    """
+    n, m = x.as_integer_ratio()
+    p0, q0, p1, q1 = 0, 1, 1, 0
+    while m:
+        a, r = divmod(n, m)
+        p0, q0, p1, q1 = p1, q1, a * p1 + p0, a * q1 + q0
+        if q1 > qmax:
+            return None
+        if abs(x - p1 / q1) <= tol:
+            return p1, q1
+        n, m = m, r
+    return None
 
 
 class _Value:
