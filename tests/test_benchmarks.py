@@ -22,3 +22,25 @@ def test_single_head_benchmark_quick_prints_json_rows():
         assert r["queries"] == r["d"] ** 2 + r["d"]
         if r["method"] in ("certified", "symbolic"):
             assert r["exact"] is True and r["max_error"] == 0.0
+
+
+def test_scale_benchmark_prints_runs_ratios_targets_and_one_cli_replay():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "scale.py"), "--dims", "8", "64", "--large", "--repeat", "1"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    runs = {(r["d"], r["method"]): r for r in rows if r["row"] == "run"}
+    assert set(runs) == {(d, m) for d in (8, 64) for m in ("certified", "float", "low-rank")}
+    for (d, method), r in runs.items():
+        assert r["status"] == "ok" and r["verification_queries"] == 2
+        assert r["queries"] == (d * d + d if method != "low-rank" else 2 * 8 * d - 64 + d)
+        if method != "float":
+            assert r["exact"] is True and r["max_error"] == 0.0
+    assert [(r["exit_code"], r["full_replays"]) for r in rows if r["row"] == "cli"] == [(0, 1)]
+    targets = {r["name"]: r for r in rows if r["row"] == "target"}
+    # d = 8 is below the low-rank target's range; d = 64 is in it
+    assert "low-rank faster than certified at d=8" not in targets and "low-rank faster than certified at d=64" in targets
+    assert targets["CLI full replays per learn"]["met"] is True
+    for t in targets.values():
+        assert t["met"] == (t["value"] <= t["bound"])
