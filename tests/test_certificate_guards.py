@@ -301,3 +301,62 @@ def test_a_float_answer_of_size_two_to_the_thousand_is_accepted(float_run):
     entry = json.loads(json.dumps(data))
     entry["transcript"][0]["answer"] = {"value": str(2**1000), "error": "0"}
     assert float(load(entry).transcript[0].answer) == 2.0**1000
+
+
+def test_logistic_equality_reads_the_gap_of_the_two_scores_not_their_sum():
+    from flint import fmpq
+
+    h = SingleHead([[2, 0], [0, 0]], [3, 1])
+    a = ExactOracle(h).query(Sequence.from_rows([[2, 0], [1, 0]]))  # scores 4, 2; values 6, 3: 3 + 3·σ(2)
+    # ell = 6 is the sum of the scores, not their gap: 3 + 3·σ(6) and 6 − 3·σ(6) differ from 3 + 3·σ(2)
+    assert not answer_equals_logistic(a, fmpq(3), fmpq(3), fmpq(6))
+    assert not answer_equals_logistic(a, fmpq(6), fmpq(-3), fmpq(6))
+    assert not answer_equals_logistic(a, fmpq(6), fmpq(-3), fmpq(5))
+    assert answer_equals_logistic(a, fmpq(6), fmpq(-3), fmpq(-2))
+
+
+def test_logistic_equality_at_a_zero_logit_compares_values_not_coefficients():
+    from flint import fmpq
+
+    h = SingleHead([[2, 0], [0, 0]], [3, 1])
+    a = ExactOracle(h).query(Sequence.from_rows([[1, 0], [1, 0]]))  # equal scores, values 3 and 3: the value 3
+    assert answer_equals_logistic(a, fmpq(2), fmpq(2), fmpq(0))  # 2 + 2·σ(0) = 3
+    assert answer_equals_logistic(a, fmpq(3), fmpq(0), fmpq(0))
+    assert not answer_equals_logistic(a, fmpq(2), fmpq(1), fmpq(0))  # 2 + 1/2
+
+
+def test_certificates_are_frozen(exact_run):
+    cert = exact_run.certificate
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cert.model = SingleHead([[0, 0], [0, 0]], [0, 0])  # type: ignore[misc]
+    assert cert.check().holds
+
+
+def test_a_callers_replay_is_not_trusted_for_float_answers_with_recorded_errors():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [3, 2])
+    oracle = FloatOracle(truth)
+    for rows in ROWS:
+        oracle.query(rows)
+    wrong = SingleHead([[1, "1/2"], [0, -1]], [3, "2.001"])
+    cert = make_certificate(wrong, oracle.transcript)
+    assert cert.kind == "consistent"
+    assert not cert.check().holds
+    assert not cert._check([]).holds  # the float answers are replayed again, against recomputed bounds
+    assert make_certificate(truth, oracle.transcript)._check([]).holds
+
+
+def test_the_relative_accuracy_is_stated_to_three_digits():
+    truth = SingleHead([[1, "1/2"], [0, -1]], [3, 2])
+    near = _approximate_transcript(truth, lambda y: Fraction(1, 10), ROWS)
+    message = make_certificate(truth, near, accuracy=Fraction(1, 4), rtol=Fraction(1, 3)).check().message
+    assert "declared accuracy ±0.25 + 0.333·|answer| (" in message
+
+
+@pytest.mark.parametrize("length, shown", [(58, None), (59, 57)])
+def test_malformed_values_are_echoed_whole_up_to_sixty_characters(exact_run, length, shown):
+    kind = "k" * length  # its repr has length + 2 characters
+    text = repr(kind) if shown is None else repr(kind)[:shown] + "..."
+    data = certificate_to_json(exact_run.certificate) | {"certificate_kind": kind}
+    with pytest.raises(InvalidFormat) as info:
+        load(data)
+    assert str(info.value) == f"certificate: expected certificate_kind 'exact' or 'consistent', got {text}"
