@@ -72,7 +72,7 @@ def _logistic_answer(base: Fraction, slope: Fraction, ell: Fraction) -> ExactAns
 
 def test_float_guesses_find_small_and_dyadic_logits_and_nothing_else():
     logits = [Fraction(p, q) for q in (1, 2, 3, 7, 64) for p in range(-20, 21, 3)]
-    logits += [Fraction(12345, 2**20), Fraction(-3, 2**18)]  # dyadic: float grids
+    logits += [Fraction(12345, 2**20), Fraction(-3, 2**18), Fraction(5, 128)]  # dyadic: float grids
     tall = [Fraction(1, 3 * 2**40 + 1), Fraction(10**9 + 7, 2**20 * 3 * 5 * 7)]
     every = logits + tall
     meas = [Measurement(Fraction(1, 2), Fraction(3)) for _ in every]
@@ -82,6 +82,7 @@ def test_float_guesses_find_small_and_dyadic_logits_and_nothing_else():
         assert g == fmpq(x.numerator, x.denominator), x
     assert guesses[len(logits):] == [None, None]  # too tall for a float64 estimate: left to the balls
     assert cert_mod._float_guesses(answers[:63], meas[:63]) == [None] * 63  # too few to be worth it
+    assert cert_mod._float_guesses(answers[:64], meas[:64]) == guesses[:64]  # 64 are enough
 
 
 def test_float_guesses_refuse_saturated_and_inconsistent_answers():
@@ -185,3 +186,123 @@ def test_float_guesses_find_medium_denominators_by_continued_fractions():
     guesses = cert_mod._float_guesses(answers, meas)
     assert guesses[: len(medium)] == [fmpq(x.numerator, x.denominator) for x in medium]
     assert guesses[len(medium)] is None
+
+
+# -- the certified arithmetic's own contracts: height cap, starting precisions, scales, floats --------
+
+
+def _one_logit(ell: Fraction, base=Fraction(1, 2), slope=Fraction(3), scale=Fraction(1)):
+    return [_logistic_answer(base, slope, ell)], [Measurement(base, slope, scale)]
+
+
+def test_logits_are_searched_up_to_4096_bits_of_height_and_no_further():
+    arith = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])))
+    found = Fraction(2**1900 + 1, 2**1900 + 3)  # about 3800 bits of height
+    answers, meas = _one_logit(found)
+    assert arith.combine(answers, meas, [[(1, 0)]], ["x"]) == [found]
+    answers, meas = _one_logit(Fraction(2**2100 + 1, 2**2100 + 3))  # about 4200 bits
+    with pytest.raises(PrecisionInsufficient, match=r"^measurement #0 \(needed for x\): no logit of height up to 4096 bits"):
+        arith.combine(answers, meas, [[(1, 0)]], ["x"])
+
+
+def test_the_documented_default_precisions_hold_at_every_entry_point():
+    import inspect
+
+    from exact import learn_low_rank
+    from exact.arith import get_arithmetic
+    from exact.learn.driver import Run
+
+    for fn in (CertifiedArithmetic.__init__, get_arithmetic, Run.__init__, learn_single_head, learn_low_rank):
+        params = inspect.signature(fn).parameters
+        assert (params["prec"].default, params["max_prec"].default) == (64, 1 << 23), fn  # docs/exactness.md
+    arith = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])))
+    assert (arith.prec0, arith.precision, arith.max_prec) == (64, 64, 1 << 23)
+
+
+def test_an_exact_out_of_range_weight_is_inconsistent_not_imprecise():
+    # the answer equals base (α = 0 exactly) or base + slope (α = 1 exactly): no finite logit
+    arith = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])), max_prec=256)
+    for y in (Fraction(1, 2), Fraction(7, 2)):
+        q = fmpq(y.numerator, y.denominator)
+        answer = ExactAnswer((fmpq(0), q, fmpq(0), q))  # (y·e^0 + y·e^0)/(e^0 + e^0) = y
+        with pytest.raises(OracleInconsistent, match=r"softmax weight .* outside \(0, 1\)"):
+            arith.combine([answer], [Measurement(Fraction(1, 2), Fraction(3))], [[(1, 0)]], ["x"])
+
+
+def test_scaled_measurements_divide_the_logit_with_and_without_a_grid():
+    ell = Fraction(-5, 4)
+    answers, meas = _one_logit(ell, scale=Fraction(2))
+    exact = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])))
+    assert exact.combine(answers, meas, [[(1, 0)]], ["x"]) == [ell / 2]  # confirmed answer by answer
+    assert exact.combine(answers, meas, [[(3, 0)]], ["x"]) == [3 * ell / 2]
+    on_grid = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])), grid="rational:8")
+    assert on_grid.combine(answers, meas, [[(1, 0)]], ["x"]) == [ell / 2]
+
+
+def test_balls_double_from_prec_and_never_exceed_max_prec(monkeypatch):
+    seen = []
+    original = CertifiedArithmetic.logit_ball
+
+    def spy(self, answer, base, slope, prec, what, want=None):
+        seen.append(prec)
+        return original(self, answer, base, slope, prec, what, want)
+
+    monkeypatch.setattr(CertifiedArithmetic, "logit_ball", spy)
+    truth = SingleHead([[50, Fraction(1, 3)], [Fraction(2**70 + 1, 2**70 - 1), -1]], [1, 2])  # large and tall logits
+    r = learn_single_head(ExactOracle(truth), checks=0)
+    assert r.model == truth and r.exact
+    assert seen and all(p in (64, 128, 256, 512) for p in seen) and r.precision == max(seen) > 128
+    seen.clear()
+    small = SingleHead([[1, Fraction(1, 3)], [0, -1]], [1, 2])
+    assert learn_single_head(ExactOracle(small), max_prec=64, checks=0).model == small
+    assert seen and max(seen) == 64  # no ball beyond max_prec, not even the first one
+
+
+def test_approximate_logits_are_accurate_to_60_bits_after_escalation():
+    logits = [Fraction(1, 3), Fraction(100), Fraction(-7, 2), Fraction(0)]
+    scales = [Fraction(1), Fraction(4), Fraction(1, 2), Fraction(1)]
+    answers = [_logistic_answer(Fraction(1, 2), Fraction(3), x) for x in logits]
+    meas = [Measurement(Fraction(1, 2), Fraction(3), s) for s in scales]
+    arith = CertifiedArithmetic(ExactOracle(SingleHead([[1]], [1])))
+    out = arith.approximate_logits(answers, meas)
+    assert out == pytest.approx([float(x / s) for x, s in zip(logits, scales)], rel=1e-15, abs=1e-15)
+    assert arith.precision > 64  # σ(100) is 1 - 4e-44: not inside (0, 1) at 64 bits
+
+
+def test_a_large_logit_beyond_the_declared_accuracy_says_the_weight_is_unresolved():
+    truth = SingleHead([[60, 0], [0, 1]], [1, 1])  # σ(60) = 1 - 9e-27, inside the accuracy of 1 itself
+    with pytest.raises(PrecisionInsufficient, match=r"the softmax weight is not resolved inside \(0, 1\)"):
+        learn_single_head(_callable(truth, "1e-20"), grid="float32", checks=0)
+
+
+def test_a_grid_finer_than_the_accuracy_lists_the_float_grids_that_would_do():
+    with pytest.raises(PrecisionInsufficient, match=r"grids certifiable at this accuracy: .*float32"):
+        learn_single_head(_callable(_fine_head(), "1e-12"), grid="dyadic:70")
+
+
+def test_an_oracle_declared_without_error_is_refined_without_limit():
+    truth = _fine_head()  # needs more than 64 bits; the callable's answers are exact to 400 bits only,
+    # so the replay (rightly) refuses them at accuracy 0: identification alone is tested here
+    r = learn_single_head(_callable(truth, 0), grid="dyadic:70", certify=False, checks=0)
+    assert r.model == truth and not r.exact and r.precision > 64
+
+
+class Late(Known):
+    """Like Known, but its ball is not resolved below 32 bits."""
+
+    def ball(self):
+        return None if self.prec < 32 else super().ball()
+
+
+def test_an_unresolved_ball_is_refined_until_there_is_a_candidate():
+    seen = []
+
+    def confirm(values, fresh):
+        seen.extend(values[i] for i in fresh)
+        return confirm_equal([Fraction(2, 7)])(values, fresh)
+
+    q = Late(Fraction(2, 7))
+    assert identify([q], confirm=confirm) == [fmpq(2, 7)]
+    assert q.refined == 2 and None not in seen  # 8 -> 16 -> 32 bits before the first candidate
+    q = Late(Fraction(1, 2))
+    assert identify([q], grid=parse_grid("float32")) == [fmpq(1, 2)] and q.refined == 2

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ARITHMETICS
+from exact.checks import FRESH_SEED
 from exact import (
     CallableOracle,
     ExactOracle,
@@ -85,7 +86,7 @@ def _check(model: SingleHead, mode: str, **kw):
     cert = r.certificate
     assert len(cert.transcript) == d * d + d and len(cert.checks) == CHECKS
     assert cert.transcript + cert.checks == oracle.transcript
-    assert cert.learner == "single-head" and cert.assumptions == ()
+    assert cert.learner == "single-head" and cert.assumptions == (FRESH_SEED,)  # what a reader of the checks must assume
     report = cert.check()
     assert report.holds and report.kind == "exact" and report.checked == d * d + d + CHECKS
     assert r.report == report  # the learner's own replay is the certificate's check
@@ -491,3 +492,57 @@ def test_precision_state_is_left_unchanged():
     learn_single_head(ExactOracle(SingleHead([[10**4, 1], [2, 3]], [1, "1/3"])))  # escalates precision
     learn_single_head(CallableOracle(_mpmath_head(((Fraction(1),),), (Fraction(2),)), d=1, accuracy="1e-100"), grid="rational:10")
     assert (flint.ctx.prec, mpmath.mp.prec) == before
+
+
+# -- the probe plan and the float-mode scale, as documented -----------------------------------
+
+
+@pytest.mark.parametrize(
+    "v, pivot, shifts",
+    [
+        ([2, 0, -3], 2, (0, 1, 0)),  # v_k = 0: σ_k = +1 whatever the pivot's sign
+        ([2, 0, 3], 2, (0, 1, 0)),
+        (["1/2", "-1/4", -3], 2, (-1, 1, 0)),  # σ_k = sign(v_k)·sign(v_p), small |v_k| included
+        (["-1/2", "1/4", 3], 2, (-1, 1, 0)),
+        ([1, 2], 1, (0, 0)),  # |v_k| = |v_p|/2 exactly: no shift
+        (["-99/100", 2], 1, (-1, 0)),  # just below half: shifted
+        ([1, 0, "5/2"], 2, (1, 1, 0)),  # 2·1 < 5/2
+    ],
+)
+def test_probe_plan_shifts_follow_the_documented_rule(v, pivot, shifts):
+    plan = ProbePlan.choose([Fraction(x) for x in v])
+    assert (plan.pivot, plan.shifts) == (pivot, shifts)
+    assert all(type(s) is int for s in plan.shifts)  # σ_k in {-1, 0, 1}, recorded as integers
+
+
+def test_parameter_names_are_row_major_and_bounded():
+    from exact.learn.single_head import _ParamNames
+
+    names = _ParamNames(2)
+    assert len(names) == 4 and list(names) == ["W[0][0]", "W[0][1]", "W[1][0]", "W[1][1]"]
+    for bad in (-1, 4):
+        with pytest.raises(IndexError):
+            names[bad]
+
+
+@pytest.mark.parametrize(
+    "w_bound",
+    [Fraction(1, 2**40), Fraction(1, 3), Fraction(1, 2), 1, Fraction(3, 2), 2, Fraction(5, 2), 8, Fraction(17, 2),
+     32, 1000, 1024, 2**20 + 1, 2**999],
+)
+def test_float_scale_is_the_largest_power_of_two_keeping_logits_in_one(w_bound):
+    from exact.learn.single_head import _float_scale
+
+    beta = _float_scale(w_bound)
+    assert beta.numerator == 1 and beta.denominator & (beta.denominator - 1) == 0  # 2^-e, e >= 0
+    assert 2 * beta**2 * w_bound <= 1  # |βe_j·W·γu_k| <= 2β²w_bound <= 1 ...
+    assert beta == 1 or 2 * (2 * beta) ** 2 * w_bound > 1  # ... and 2β would not do
+
+
+def test_float_scale_refuses_bounds_beyond_float64():
+    from exact.learn.single_head import _float_scale
+
+    assert _float_scale(2**999) == Fraction(1, 2**500)
+    for bad in (2**999 + 1, 0, -1):
+        with pytest.raises(InvalidArgument, match="w_bound"):
+            _float_scale(bad)

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from conftest import EXACT_ARITHMETICS
+from exact.checks import FRESH_SEED
 from exact import (
     CallableOracle,
     ExactOracle,
@@ -141,7 +142,7 @@ def _learn_exact(model: SingleHead, rank, mode: str = "certified", **kw):
     cert = result.certificate
     assert len(cert.transcript) == want and len(cert.checks) == CHECKS
     assert cert.transcript + cert.checks == oracle.transcript
-    assert cert.learner == "low-rank" and cert.assumptions == ()
+    assert cert.learner == "low-rank" and cert.assumptions == (FRESH_SEED,)  # what a reader of the checks must assume
     assert cert.conditions == ({"sketch_seed": kw["seed"]} | ({} if rank is None else {"rank": rank}))
     report = cert.check()
     assert report.holds and report.kind == "exact" and report.checked == want + CHECKS
@@ -405,7 +406,7 @@ def test_certificate_records_and_enforces_the_rank_bound():
     assert found.certificate.check().message.endswith(
         "which identifies the model among single heads (rank found by exact rank tests), "
         "for a sketch generic for W (its seed independent of W); "
-        "the model class checked by 2 random queries of lengths 3–4)"
+        "the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
 
 
@@ -805,3 +806,38 @@ def test_cs_without_cvxpy_is_refused_before_any_query(monkeypatch):
     with pytest.raises(MissingDependency):
         learn_low_rank_cs(oracle, rank=1, seed=0)
     assert oracle.count == 0
+
+
+# -- the sketch: its entries, its reproducibility from a seed, a degenerate draw ----------------
+
+
+def test_sketch_entries_are_multiples_of_2_to_the_minus_20_within_one():
+    from exact.learn import low_rank
+
+    assert low_rank.SKETCH_BITS == 20
+    model = SingleHead.random(5, seed=4, rank=2)
+    oracle = ExactOracle(model)
+    r = learn_low_rank(oracle, rank=2, seed=7, checks=0)
+    sketch = [q.X.dense()[1] for q in r.certificate.transcript[5:15]]  # [b + u_k; b]: the column b
+    entries = [x for b in sketch for x in b]
+    assert all(abs(x) <= 1 and (x * 2**20).denominator == 1 for x in entries)
+    assert any(x.denominator == 2**20 for x in entries)  # generic: the full 20 bits are used
+
+
+def test_a_recorded_sketch_seed_rebuilds_the_same_sketch():
+    # certificates record the sketch seed and rebuild the probes from it: the map from a seed
+    # to its sketch is part of the certificate format, not an implementation detail
+    from exact.learn import low_rank
+
+    assert low_rank._sketch(np.random.default_rng(0), 4) == [
+        Fraction(735313, 2**20), Fraction(143615, 2**19), Fraction(23355, 2**20), Fraction(-60349, 2**17)
+    ]
+
+
+def test_a_degenerate_sketch_is_refused_not_used(monkeypatch):
+    from exact.learn import low_rank
+
+    monkeypatch.setattr(low_rank, "_sketch", lambda rng, d: [Fraction(1, 2)] * d)  # every column the same
+    oracle = ExactOracle(SingleHead.random(4, seed=5, rank=2))
+    with pytest.raises(InvalidArgument, match=r"^learn_low_rank: degenerate sketch for seed=3; retry with another seed$"):
+        learn_low_rank(oracle, rank=2, seed=3)
