@@ -189,12 +189,12 @@ class _Accuracy:
 
 
 _MODEL = SingleHead([[1, -1], [2, "1/2"]], [1, 3])
-_X = [[1, 0.5], [-0.25, 1], [0.5, 0.5]]  # row 1-norms 1.5, 1.25, 1 (column sums differ)
+_X = [[1, 0.5], [-0.25, 1], [0.5, 0.25]]  # row 1-norms 1.5, 1.25, 0.75 (column sums differ)
 
 
 def _tolerance(eps: float, error: float, y: float) -> float:
     """4·(expm1(2δ)·spread/2 + ε·max‖x‖₁) + error + 1e-12·(1 + |y|), δ = ε·max‖x‖₁·‖x_N‖₁."""
-    norms = [1.5, 1.25, 1.0]
+    norms = [1.5, 1.25, 0.75]
     c = [sum(x * float(v) for x, v in zip(row, _MODEL.v)) for row in _X]
     delta = eps * max(norms) * norms[-1]
     bound = math.expm1(2 * delta) * (max(c) - min(c)) / 2 + eps * max(norms)
