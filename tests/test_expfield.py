@@ -702,3 +702,20 @@ def test_ball_of_two_term_denominators(prec):
     # the same value over a three-term denominator goes the general way: the balls overlap
     m = E((1, 0), (1, 1))
     assert ExpRatio(r.num * m, r.den * m).ball(prec).overlaps(b)
+
+
+def test_normalized_returns_an_already_normal_ratio_itself():
+    already = ExpRatio(E((4, 2)), E((1, 0), (3, 1)))
+    assert already.normalized() is already  # no copy when the lowest denominator term is 1·e^0
+    scaled = ExpRatio(E((4, 2)), E((2, 0), (3, 1)))
+    assert scaled.normalized() is not scaled and scaled.normalized() == scaled
+
+
+def test_softmax2_approx_is_accurate_and_finite_for_a_large_gap_in_either_order():
+    from exact.expfield import softmax2_approx
+
+    assert softmax2_approx(fmpq(0), fmpq(1), fmpq(1000), fmpq(5)) == 5.0  # e^-1000 underflows to 0
+    assert softmax2_approx(fmpq(1000), fmpq(5), fmpq(0), fmpq(1)) == 5.0
+    assert softmax2_approx(fmpq(0), fmpq(1), fmpq(0), fmpq(3)) == 2.0
+    # (1 + 3e)/(1 + e), a float approximation: a few ulps
+    assert abs(softmax2_approx(fmpq(0), fmpq(1), fmpq(1), fmpq(3)) - (1 + 3 * math.e) / (1 + math.e)) < 1e-15
