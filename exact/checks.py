@@ -17,6 +17,14 @@ from .sequences import Sequence
 __all__ = ["check_sequences"]
 
 
+#: What verification queries rest on: their seed was drawn independently of the black box.
+#: A certificate with verification queries always states one of these (a checker cannot
+#: tell a fresh seed from one picked after trying many), the learn result only the second.
+FRESH_SEED = "independent of the check seed (drawn afresh by the learner)"
+CHOSEN_SEED = "independent of the check seed (which the caller chose)"
+SEED_ASSUMPTIONS = (FRESH_SEED, CHOSEN_SEED)
+
+
 def check_sequences(model, n: int, seed: int) -> list[Sequence]:
     """``n`` random verification sequences of lengths 3, 4, 3, 4, ...
 

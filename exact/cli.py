@@ -312,7 +312,7 @@ def _cmd_learn(args) -> int:
         out = result_to_json(result)
         out["equals_model"] = same
         if report is not None:
-            out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": report.scope.strip(" ()"),
+            out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": _covers(report.scope),
                                   "message": report.message}
         print(json.dumps(out, indent=1))
     else:
@@ -542,3 +542,9 @@ def _one_line(e: BaseException, limit: int = 300) -> str:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _covers(scope: str) -> str:
+    """A report's scope ``" (…)"`` without its outer parentheses (inner ones kept)."""
+    scope = scope.strip()
+    return scope[1:-1] if scope.startswith("(") and scope.endswith(")") else scope

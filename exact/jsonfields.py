@@ -119,5 +119,8 @@ def short_repr(x, limit: int = 60) -> str:
     >>> short_repr("x" * 100, 10)
     "'xxxxxx..."
     """
-    text = repr(x)
+    try:
+        text = repr(x)
+    except ValueError:  # an int beyond Python's 4300-digit str limit, inside x
+        return f"<{type(x).__name__}, too large to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -153,6 +153,16 @@ class SingleHead:
         obj.__dict__["_Wmat"] = W  # W's Fractions are made on first use (see __getattr__)
         return obj
 
+    def __reduce__(self):
+        # Rebuilt from its parameters: the cached flint matrices cannot be pickled.
+        return (type(self), (self.W, self.v))
+
+    def __repr__(self) -> str:
+        try:
+            return f"{type(self).__name__}(W={self.W!r}, v={self.v!r})"
+        except ValueError:  # an entry beyond Python's 4300-digit int str limit
+            return f"{type(self).__name__}(d={self.d}, entries too large to print; see to_json())"
+
     def __getattr__(self, name: str):
         # Only reached when normal lookup fails: ``W`` of a learned head is converted from
         # its exact flint matrix on first access (d² Fractions, a large share of a learn's
@@ -268,7 +278,8 @@ class SingleHead:
             for t in near:
                 if t is not None:
                     nums[t[0]] = None
-        s, c = [None] * len(ints), [None] * len(ints)
+        s: list = [None] * len(ints)
+        c: list = [None] * len(ints)
         # Tokens that others are near first, so that their numerators are known.
         order = sorted(range(len(ints)), key=lambda i: i not in nums)
         for i in order:

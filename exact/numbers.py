@@ -116,7 +116,10 @@ def to_fraction(x, *, name: str = "value") -> Fraction:
 
 
 def _short_repr(x) -> str:
-    text = repr(x)
+    try:
+        text = repr(x)
+    except ValueError:  # an int beyond Python's 4300-digit str limit
+        return f"<{type(x).__name__}, too large to print>"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -128,12 +131,18 @@ def _from_ratio(x, name: str) -> Fraction:
         raise InvalidNumber(f"{name}: expected a finite real number, got {str(x)[:60]}") from None
     except Exception as exc:  # a foreign type whose method misbehaves
         raise InvalidNumber(f"{name}: {type(x).__name__}.as_integer_ratio() failed: {exc}"[:300]) from None
-    if not (isinstance(p, numbers.Integral) and isinstance(q, numbers.Integral)) or isinstance(p, bool) or q <= 0:
-        raise InvalidNumber(
-            f"{name}: {type(x).__name__}.as_integer_ratio() returned {_short_repr((p, q))}, "
-            "not a pair of integers with a positive denominator"
-        )
-    return Fraction(int(p), int(q))
+    given = (p, q)
+    if isinstance(p, numbers.Integral) and isinstance(q, numbers.Integral) and not isinstance(p, bool):
+        try:
+            p, q = int(p), int(q)  # what they are as integers (a foreign Integral may convert oddly)
+        except Exception:
+            p = None
+        if type(p) is int and type(q) is int and q > 0:
+            return Fraction(p, q)
+    raise InvalidNumber(
+        f"{name}: {type(x).__name__}.as_integer_ratio() returned {_short_repr(given)}, "
+        "not a pair of integers with a positive denominator"
+    )
 
 
 def _from_float(x: float, name: str) -> Fraction:

@@ -30,7 +30,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
-from .expfield import ExpRatio, softmax2_approx
+from .expfield import ExpPoly, ExpRatio, ExpSum, softmax2_approx
 from .floateval import evaluate_float, evaluate_sequences
 from .numbers import to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence
@@ -61,6 +61,13 @@ class ExactAnswer:
         # ``form`` is an exp-ratio (or a sum of them), or — the compact form of the
         # logit primitive's answers, a quarter of the memory in a large transcript —
         # the tuple ``(s1, c1, s2, c2)`` of a two-token softmax (c1 e^s1 + c2 e^s2)/(e^s1 + e^s2).
+        # Equality of answers is decided on this form, so it must be the library's own
+        # types all the way down (exact types: a subclass could decide equality itself).
+        if not _valid_form(form):
+            raise InvalidArgument(
+                "ExactAnswer: expected an ExpRatio, an ExpSum or a tuple (s1, c1, s2, c2) of flint fmpq "
+                f"in normal form, got {type(form).__name__}"
+            )
         self.__form = form
         self._cache: tuple[int, arb] | None = None
 
@@ -111,11 +118,43 @@ class ExactAnswer:
             return f"ExactAnswer({self.ball(64).str(15, radius=False)}...)"
 
 
+def _valid_poly(p) -> bool:
+    """An :class:`ExpPoly` of the exact type, its terms sorted by exponent, distinct, nonzero, ``fmpq``."""
+    if type(p) is not ExpPoly:
+        return False
+    terms = p._terms
+    if type(terms) is not tuple:
+        return False
+    last = None
+    for t in terms:
+        if type(t) is not tuple or len(t) != 2 or type(t[0]) is not fmpq or type(t[1]) is not fmpq or t[1] == 0:
+            return False
+        if last is not None and not last < t[0]:
+            return False
+        last = t[0]
+    return True
+
+
+def _valid_form(form) -> bool:
+    kind = type(form)
+    if kind is tuple:
+        return len(form) == 4 and all(type(x) is fmpq for x in form)
+    if kind is ExpRatio:
+        return _valid_poly(form.num) and _valid_poly(form.den) and bool(form.den._terms)
+    if kind is ExpSum:
+        terms = form.terms
+        return type(terms) is tuple and all(
+            type(t) is tuple and len(t) == 2 and _valid_poly(t[0]) and _valid_poly(t[1]) and bool(t[0]._terms)
+            for t in terms
+        )
+    return False
+
+
 def answer_ball(answer, prec: int, error: Fraction = Fraction(0)) -> arb:
     """A rigorous ball for an answer: exact answers are refined, others widened by ``error``."""
     if isinstance(answer, ExactAnswer):
         return answer.ball(prec)
-    q = answer if isinstance(answer, Fraction) else to_fraction(answer, name="answer")
+    q = answer if type(answer) is Fraction else to_fraction(answer, name="answer")
     with ctx.workprec(prec):
         b = arb(fmpq(q.numerator, q.denominator))
         if error:
@@ -364,6 +403,8 @@ class CallableOracle(BaseOracle):
 
     def _check(self, y, seq) -> Fraction:
         try:
+            if isinstance(y, np.ndarray) and y.shape == ():
+                y = y[()]  # a 0-d array: its one element (which may be text, below)
             if isinstance(y, (str, bytes)):  # text is input syntax, not a number a model computes
                 raise InvalidNumber(f"answer: expected a number, got text ({type(y).__name__})")
             return to_fraction(y, name="answer")

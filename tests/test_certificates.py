@@ -10,6 +10,7 @@ from fractions import Fraction
 
 import pytest
 
+from exact.checks import FRESH_SEED
 from exact.certify import (
     CONSISTENT,
     EXACT,
@@ -28,7 +29,8 @@ from test_oracles import mp_single_head
 
 SCOPE = (
     "the single-head learner's probe set, which identifies the model among single heads; "
-    "the model class checked by 2 random queries of lengths 3–4"
+    "the model class checked by 2 random queries of lengths 3–4; "
+    "assuming it is independent of the check seed (drawn afresh by the learner)"
 )
 
 
@@ -71,7 +73,7 @@ def test_exact_certificate_holds(learned):
     assert isinstance(cert, Certificate) and cert.kind == EXACT
     assert len(cert.transcript) == 12 and cert.transcript == oracle.transcript[:12]
     assert len(cert.checks) == 2 and cert.checks == oracle.transcript[12:]
-    assert (cert.learner, cert.conditions, cert.grid, cert.assumptions) == ("single-head", {}, None, ())
+    assert (cert.learner, cert.conditions, cert.grid, cert.assumptions) == ("single-head", {}, None, (FRESH_SEED,))
     report = cert.check()
     assert isinstance(report, CheckReport)
     assert report.holds and bool(report)
@@ -134,8 +136,8 @@ def test_failures_listed_at_most_ten():
     truth = SingleHead.random(4, seed=9)
     cert = learn_single_head(ExactOracle(truth)).certificate
     other = SingleHead([[x + 1 for x in r] for r in truth.W], [x + 1 for x in truth.v])
-    report = dataclasses.replace(cert, model=other, learner=None).check()  # replay only
-    assert report.checked == 22 and report.failed == 22 and report.failures == tuple(range(10))
+    report = dataclasses.replace(cert, model=other, learner=None, checks=(), check_seed=None).check()  # replay only
+    assert report.checked == 20 and report.failed == 20 and report.failures == tuple(range(10))
     assert _reason(cert, model=other) == (
         "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
     )
@@ -178,7 +180,7 @@ def test_certificate_scope_and_identification_conditions(learned):
     replay_only = dataclasses.replace(cert, learner=None)
     assert replay_only.check().message.endswith(
         "(replay only: the transcript is not checked to identify the model; "
-        "the model class checked by 2 random queries of lengths 3–4)"
+        "the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
     assert _reason(cert, model=SingleHead(truth.W, [0] * truth.d)) == (
         "v = 0, so no query depends on W: the transcript cannot identify it"
@@ -234,7 +236,7 @@ def test_every_parameter_must_lie_on_the_stated_grid(learned, grid, holds):
     report = dataclasses.replace(result.certificate, grid=grid).check()
     assert report.holds is holds
     if holds:
-        assert report.message.endswith(f"every parameter on grid {grid}; the model class checked by 2 random queries of lengths 3–4)")
+        assert report.message.endswith(f"every parameter on grid {grid}; the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))")
     else:
         assert report.reason.startswith("parameter #") and report.reason.endswith(f" of the model is not on the stated grid {grid}")
 
@@ -307,7 +309,7 @@ def test_callable_certificate_consistent(callable_setup):
     assert report.message == (
         "certificate holds: the model's values are consistent with all 14 answers (within the declared accuracy "
         "±1e-50 (plus each float answer's rounding bound); the single-head learner's probe set; every parameter on "
-        "grid rational:100; the model class checked by 2 random queries of lengths 3–4)"
+        "grid rational:100; the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
 
 

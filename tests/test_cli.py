@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 import sympy
 
+from exact.checks import FRESH_SEED
 from exact import __version__
 from exact.canonical import canonical_factors
 from exact.cli import main
@@ -265,7 +266,7 @@ def test_learn_text_output(model3, capsys):
     assert lines[4] == (
         "certificate certificate holds: the model's values are exactly equal to all 14 answers (the single-head "
         "learner's probe set, which identifies the model among single heads; the model class checked by 2 random "
-        "queries of lengths 3–4)"
+        "queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
     # the printed W and v are the model's entries
     w_rows = [line.strip() for line in lines[lines.index("W =") + 1 : lines.index("W =") + 4]]
@@ -379,7 +380,8 @@ def test_learn_json(model3, capsys):
     assert result["assumptions"] == [] and result["claim"] == "exact"
     covers = (
         "the single-head learner's probe set, which identifies the model among single heads; "
-        "the model class checked by 2 random queries of lengths 3–4"
+        "the model class checked by 2 random queries of lengths 3–4; "
+        "assuming it is independent of the check seed (drawn afresh by the learner)"
     )
     assert result["certificate"] == {
         "kind": "exact",
@@ -425,7 +427,7 @@ def test_certificate_written_checked_and_tamper_detected(model3, tmp_path, capsy
     assert cert_data["learner"] == "single-head" and cert_data["conditions"] == {}
     assert len(cert_data["transcript"]) == 12 and len(cert_data["checks"]) == 2
     assert [len(c["X"]["rows"]) for c in cert_data["checks"]] == [3, 4]
-    assert cert_data["assumptions"] == [] and cert_data["grid"] is None
+    assert cert_data["assumptions"] == [FRESH_SEED] and cert_data["grid"] is None
     assert (cert_data["model"]["W"], cert_data["model"]["v"]) == (data["W"], data["v"])
 
     rc, out, err = run(capsys, "certify", cert)
@@ -755,7 +757,7 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
     assert got["message"].endswith(
         "(the low-rank learner's probe set, which identifies the model among single heads of rank <= 2, "
         "for a sketch generic for W (its seed independent of W); "
-        "the model class checked by 2 random queries of lengths 3–4)"
+        "the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
     data["conditions"] = {"max_rank": 2}  # the old label of the rank bound is not a condition any more
     old = write_json(tmp_path / "old.json", data)

@@ -241,9 +241,12 @@ def _float_guesses(answers, measurements) -> list:
     out: list = [None] * n
     if n < 64:  # not worth it
         return out
-    y = np.array([float(a) for a in answers])
-    base = np.array([float(m.base) for m in measurements])
-    slope = np.array([float(m.slope) for m in measurements])
+    try:
+        y = np.array([float(a) for a in answers])
+        base = np.array([float(m.base) for m in measurements])
+        slope = np.array([float(m.slope) for m in measurements])
+    except OverflowError:  # a number beyond float64: no float guesses, the balls decide
+        return out
     with np.errstate(all="ignore"):
         alpha = (y - base) / slope
         ok = np.isfinite(alpha) & (alpha > 1e-300) & (alpha < 1 - 2**-50)

@@ -30,9 +30,9 @@ import numpy as np
 
 from ..arith import get_arithmetic
 from ..certify import failed_entries, make_certificate
-from ..checks import check_sequences
+from ..checks import CHOSEN_SEED, FRESH_SEED, check_sequences
 from ..errors import CertificateInvalid, InvalidArgument, OracleInconsistent
-from ..oracles import ExactAnswer, Query
+from ..oracles import BaseOracle, ExactAnswer
 from ..progress import report
 from .result import LearnResult
 
@@ -41,8 +41,6 @@ __all__ = ["Run", "DEFAULT_CHECKS", "check_sequences", "oracle_dimension"]
 #: Verification queries made by default after a learner finishes.
 DEFAULT_CHECKS = 2
 
-#: The assumption a result rests on when its verification queries came from a caller's seed.
-CHOSEN_SEED = "independent of the check seed (which the caller chose)"
 
 _CHUNK = 4096  # queries per oracle call, so that progress shows within a large batch
 
@@ -136,6 +134,9 @@ class Run:
         self.total = queries
         self.seconds = {"query": 0.0, "check": 0.0, "certify": 0.0}
         self.replayed = None  # the model whose replay of the whole transcript reproduced every answer
+        # The (query, answer) pairs of this run, as the oracle returned them: confirmation,
+        # replay and certificate use these, never a transcript the oracle reports later.
+        self._entries: list = []
 
     # A run allocates millions of small exact numbers and frees few: the cyclic garbage
     # collector would traverse them again and again for nothing (1.3x at d >= 256).  It is
@@ -163,24 +164,42 @@ class Run:
         t = time.perf_counter()
         answers: list = []
         for i in range(0, len(seqs), _CHUNK):
-            answers += self._answers(seqs[i : i + _CHUNK])
+            chunk, entries = self._answers(seqs[i : i + _CHUNK])
+            answers += chunk
+            self._entries += entries
             report("queries", self.oracle.count - self.start, self.total)
         self.seconds["query"] += time.perf_counter() - t
         return answers
 
-    def _answers(self, seqs: list) -> list:
-        """The oracle's answers to one batch, checked for number and (exact oracles) type."""
-        answers = self.oracle.query_batch(seqs)
+    def _answers(self, seqs: list) -> tuple[list, list]:
+        """The oracle's answers to one batch and its transcript entries for them, checked: one
+        answer per query, of the exact type for an exact oracle, and recorded as returned."""
+        oracle = self.oracle
+        log = getattr(oracle, "_transcript", None) if isinstance(oracle, BaseOracle) else None
+        before = len(log) if log is not None else len(oracle.transcript)
+        raw = oracle.query_batch(seqs)
+        try:
+            answers = list(raw)
+        except TypeError:
+            raise OracleInconsistent(
+                f"the oracle's query_batch returned {type(raw).__name__}, not a list of answers"
+            ) from None
         if len(answers) != len(seqs):
             raise OracleInconsistent(f"the oracle returned {len(answers)} answers to a batch of {len(seqs)} queries")
-        if self.oracle.exact:
+        if oracle.exact:
             for a in answers:
-                if not isinstance(a, ExactAnswer):
+                if type(a) is not ExactAnswer:  # exactly: equality is decided on its form
                     raise OracleInconsistent(
                         f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
                         "(an oracle whose answers are numbers declares exact=False and an accuracy)"
                     )
-        return answers
+        entries = list(log[before:]) if log is not None else list(oracle.transcript)[before:]
+        if len(entries) != len(answers) or any(q.answer is not a for q, a in zip(entries, answers)):
+            raise OracleInconsistent(
+                f"the oracle's transcript does not record the {len(answers)} answers it just returned "
+                f"(it gained {len(entries)} entries)"
+            )
+        return answers, entries
 
     def require(self, n: int, what: str) -> None:
         """Check that ``n`` more learner queries, plus the verification queries, fit the budget."""
@@ -188,8 +207,8 @@ class Run:
 
     @property
     def transcript(self) -> tuple:
-        """This run's queries so far."""
-        return self.oracle.transcript[self.start :]
+        """This run's queries so far, with the answers the oracle returned to them."""
+        return tuple(self._entries)
 
     def replay(self, model, transcript) -> list[int]:
         """Indices of the transcript entries ``model`` does not reproduce (timed as certification)."""
@@ -236,8 +255,10 @@ class Run:
             exact = self.certify or grid is None
         checked = self._verify(model, error_estimate, conditions) if self.checks and not approximate else ()
         assumptions = () if checked or approximate else tuple(self.spec.unchecked(conditions))
-        if checked and self.check_seed_given:  # a seed known in advance could be targeted
-            assumptions = (CHOSEN_SEED,)
+        cert_assumptions = assumptions
+        if checked:  # a seed known in advance could be targeted; a certificate's reader cannot tell
+            assumptions = (CHOSEN_SEED,) if self.check_seed_given else ()
+            cert_assumptions = (CHOSEN_SEED if self.check_seed_given else FRESH_SEED,)
         report = None
         if self.arith.exact and not approximate:
             certificate = make_certificate(
@@ -250,7 +271,7 @@ class Run:
                 grid=grid.name if grid is not None else None,
                 checks=checked,
                 check_seed=self.check_seed if checked else None,
-                assumptions=assumptions,
+                assumptions=cert_assumptions,
             )
             if self.replayed is model:  # the one replay of this run: its outcome is the certificate's
                 t = time.perf_counter()
@@ -287,11 +308,11 @@ class Run:
         t = time.perf_counter()
         seqs = check_sequences(model, self.checks, self.check_seed)
         t_ask = time.perf_counter()
-        answers = self._answers(seqs)
+        _, entries = self._answers(seqs)
         answering = time.perf_counter() - t_ask  # the oracle's time, not the check's
         self.seconds["query"] += answering
         t += answering
-        queries = tuple(Query(X, a) for X, a in zip(seqs, answers))
+        queries = tuple(entries)
         if self.arith.exact:
             bad = failed_entries(model, queries, accuracy=self.accuracy, rtol=self.rtol)
             how = "exactly" if self.oracle.exact else "within the oracle's declared accuracy"
