@@ -224,7 +224,7 @@ def failed_entries(
     """
     entries = list(transcript)
     exact = _all_exact(entries)
-    accuracy, rtol = Fraction(accuracy), Fraction(rtol)
+    accuracy, rtol = to_fraction(accuracy, name="accuracy"), to_fraction(rtol, name="rtol")
     failures = []
     for i, q in enumerate(entries):
         if i % 4096 == 4095:

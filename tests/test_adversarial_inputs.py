@@ -24,6 +24,7 @@ from exact import (
 from exact.grids import MAX_GRID_BITS, DyadicGrid, RationalGrid, parse_grid
 from exact.numbers import approx, format_rational, to_fraction
 from exact.oracles import Query
+from exact.sequences import Sequence
 
 HEAD = SingleHead([[Fraction(1, 2), Fraction(1)], [Fraction(0), Fraction(2)]], [Fraction(1), Fraction(-1)])
 
@@ -392,3 +393,73 @@ def test_text_inside_a_0d_array_is_refused():
         with pytest.raises(OracleInconsistent, match=r"expected a number, got text"):
             oracle.query([[1]])
     assert CallableOracle(lambda X: np.array(0.5), d=1, accuracy=0).query([[1]]) == Fraction(1, 2)
+
+
+# -- oracles with a malformed interface --------------------------------------------------------
+
+
+class _Duck(_ProtocolOracle):
+    """The Oracle protocol with one part of its interface broken."""
+
+    def __init__(self, model, broken):
+        super().__init__(model)
+        self.broken = broken
+
+    @property
+    def transcript(self):
+        t = self.inner.transcript
+        if self.broken == "answers":
+            return tuple(q.answer for q in t)
+        if self.broken == "none":
+            return None
+        return t
+
+    @property
+    def accuracy(self):
+        return {"accuracy-none": None, "accuracy-nan": float("nan"), "accuracy-negative": -1}.get(self.broken, 0)
+
+
+@pytest.mark.parametrize(
+    "broken, error, message",
+    [
+        ("answers", OracleInconsistent, r"transcript does not record the \d+ answers it just returned"),
+        ("none", OracleInconsistent, r"^the oracle's transcript is NoneType, not a sequence of Query entries$"),
+        ("accuracy-none", InvalidArgument, r"^the oracle's accuracy: expected a finite real number"),
+        ("accuracy-nan", InvalidArgument, r"^the oracle's accuracy: expected a finite real number, got nan$"),
+        ("accuracy-negative", InvalidArgument, r"^the oracle's accuracy: expected a nonnegative number, got -1$"),
+    ],
+)
+def test_a_duck_typed_oracle_with_a_broken_interface_gets_a_clear_error(broken, error, message):
+    with pytest.raises(error, match=message):
+        learn_single_head(_Duck(HEAD, broken))
+
+
+class _CountsNothing(ExactOracle):
+    @property
+    def count(self):
+        return 0
+
+
+class _RecordsAnotherX(ExactOracle):
+    def query_batch(self, Xs):
+        answers = super().query_batch(Xs)
+        last = self._transcript[-1]
+        self._transcript[-1] = Query(Sequence.from_rows([[7] * self.d]), last.answer)
+        return answers
+
+
+def test_the_oracles_count_and_recorded_sequences_must_match_what_was_asked():
+    with pytest.raises(OracleInconsistent, match=r"^the oracle counts 0 queries for this run, but answered 6$"):
+        learn_single_head(_CountsNothing(HEAD))
+    with pytest.raises(OracleInconsistent, match=r"records another sequence than query #\d+ of the batch asked"):
+        learn_single_head(_RecordsAnotherX(HEAD))
+
+
+def test_check_transcript_refuses_a_malformed_accuracy():
+    from exact import check_transcript
+
+    oracle = ExactOracle(HEAD)
+    oracle.query([[1, 2]])
+    for bad in (None, "abc", float("nan")):
+        with pytest.raises(InvalidNumber, match=r"^accuracy: "):
+            check_transcript(HEAD, oracle.transcript, accuracy=bad)

@@ -25,14 +25,16 @@ import gc
 import math
 import secrets
 import time
+from fractions import Fraction
 
 import numpy as np
 
 from ..arith import get_arithmetic
 from ..certify import failed_entries, make_certificate
 from ..checks import CHOSEN_SEED, FRESH_SEED, check_sequences
-from ..errors import CertificateInvalid, InvalidArgument, OracleInconsistent
-from ..oracles import BaseOracle, ExactAnswer
+from ..errors import CertificateInvalid, InvalidArgument, InvalidNumber, OracleInconsistent
+from ..numbers import format_rational, to_fraction
+from ..oracles import BaseOracle, ExactAnswer, Query
 from ..progress import report
 from .result import LearnResult
 
@@ -51,6 +53,27 @@ def _nonneg_int(value, name: str) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
     return value
+
+
+def _transcript_of(oracle) -> list:
+    """An Oracle-protocol object's transcript as a list, or OracleInconsistent."""
+    try:
+        return list(oracle.transcript)
+    except TypeError:
+        raise OracleInconsistent(
+            f"the oracle's transcript is {type(oracle.transcript).__name__}, not a sequence of Query entries"
+        ) from None
+
+
+def _declared(oracle, name: str) -> Fraction:
+    """The oracle's declared accuracy or rtol, as a nonnegative Fraction."""
+    try:
+        q = to_fraction(getattr(oracle, name), name=f"the oracle's {name}")
+    except InvalidNumber as e:
+        raise InvalidArgument(str(e)) from None
+    if q < 0:
+        raise InvalidArgument(f"the oracle's {name}: expected a nonnegative number, got {format_rational(q)}")
+    return q
 
 
 def oracle_dimension(oracle) -> int:
@@ -127,7 +150,7 @@ class Run:
         self.check_seed = secrets.randbits(63) if check_seed is None else check_seed
         self.check_seed_given = check_seed is not None
         # The declared accuracy is read once: replay, verification and certificate all use it.
-        self.accuracy, self.rtol = oracle.accuracy, oracle.rtol
+        self.accuracy, self.rtol = (_declared(oracle, name) for name in ("accuracy", "rtol"))
         if queries is not None:
             oracle.require(queries + self.checks, what=f"{spec.name} (d={oracle.d}: {queries} queries + {self.checks} checks)")
         self.start = oracle.count
@@ -176,7 +199,7 @@ class Run:
         answer per query, of the exact type for an exact oracle, and recorded as returned."""
         oracle = self.oracle
         log = getattr(oracle, "_transcript", None) if isinstance(oracle, BaseOracle) else None
-        before = len(log) if log is not None else len(oracle.transcript)
+        before = len(log) if log is not None else len(_transcript_of(oracle))
         raw = oracle.query_batch(seqs)
         try:
             answers = list(raw)
@@ -193,12 +216,21 @@ class Run:
                         f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
                         "(an oracle whose answers are numbers declares exact=False and an accuracy)"
                     )
-        entries = list(log[before:]) if log is not None else list(oracle.transcript)[before:]
-        if len(entries) != len(answers) or any(q.answer is not a for q, a in zip(entries, answers)):
+        entries = list(log[before:]) if log is not None else _transcript_of(oracle)[before:]
+        if (
+            len(entries) != len(answers)
+            or any(type(q) is not Query or q.answer is not a for q, a in zip(entries, answers))
+        ):
             raise OracleInconsistent(
                 f"the oracle's transcript does not record the {len(answers)} answers it just returned "
                 f"(it gained {len(entries)} entries)"
             )
+        for i, (q, seq) in enumerate(zip(entries, seqs)):
+            if q.X is not seq and q.X != seq:  # the oracle changed the query (a callable rounds to float64)
+                raise OracleInconsistent(
+                    f"the oracle's transcript records another sequence than query #{i} of the batch asked "
+                    "(an oracle that rounds its inputs cannot be learned exactly with these probes)"
+                )
         return answers, entries
 
     def require(self, n: int, what: str) -> None:
@@ -231,6 +263,10 @@ class Run:
         """
         queries = self.oracle.count - self.start
         transcript = self.transcript
+        if queries != len(transcript):
+            raise OracleInconsistent(
+                f"the oracle counts {queries} queries for this run, but answered {len(transcript)}"
+            )
         conditions = dict(conditions or {})
         grid = self.grid
         exact = self.arith.exact and not approximate
