@@ -306,3 +306,11 @@ def test_an_unresolved_ball_is_refined_until_there_is_a_candidate():
     assert q.refined == 2 and None not in seen  # 8 -> 16 -> 32 bits before the first candidate
     q = Late(Fraction(1, 2))
     assert identify([q], grid=parse_grid("float32")) == [fmpq(1, 2)] and q.refined == 2
+
+
+def test_the_reported_precision_includes_first_balls_taken_at_128_bits():
+    # fewer than 64 logits: no float guesses, so every logit's first ball is at 128 bits
+    from exact import ExactOracle, SingleHead, learn_single_head
+
+    r = learn_single_head(ExactOracle(SingleHead([[1, Fraction(1, 3)], [0, -1]], [1, 2])))
+    assert r.precision == 128

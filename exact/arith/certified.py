@@ -195,6 +195,7 @@ class CertifiedArithmetic(Arithmetic):
                 # float64 found no rational of small height: this one is tall, so its first
                 # ball is taken at 128 bits rather than spending a round at 64
                 logit.prec = logit.want = 128
+                self.precision = max(self.precision, 128)
             return logit
 
         guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None

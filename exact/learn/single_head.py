@@ -229,15 +229,13 @@ def _float_scale(w_bound) -> Fraction:
     bound = to_fraction(w_bound, name="w_bound")
     if bound <= 0:
         raise InvalidArgument(f"w_bound: expected a positive bound on |W_ij|, got {w_bound!r}")
-    e = max(0, (floor_log2(2 * bound) + 1) // 2)  # exact: no float overflow for huge or tiny bounds
-    while e > 0 and 2 * bound <= Fraction(4) ** (e - 1):
-        e -= 1
+    e = 0  # the least e >= 0 with 2·bound <= 4^e, in exact arithmetic (no float overflow)
     while 2 * bound > Fraction(4) ** e:
         e += 1
-    if e > 500:  # β² = 4^-e would underflow float64
-        raise InvalidArgument(
-            f"w_bound: about 2^{floor_log2(bound)} is too large for float-mode probes; use mode='certified'"
-        )
+        if e > 500:  # β² = 4^-e would underflow float64
+            raise InvalidArgument(
+                f"w_bound: about 2^{floor_log2(bound)} is too large for float-mode probes; use mode='certified'"
+            )
     return Fraction(1, 2**e)
 
 
