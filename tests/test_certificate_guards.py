@@ -360,3 +360,16 @@ def test_malformed_values_are_echoed_whole_up_to_sixty_characters(exact_run, len
     with pytest.raises(InvalidFormat) as info:
         load(data)
     assert str(info.value) == f"certificate: expected certificate_kind 'exact' or 'consistent', got {text}"
+
+
+def test_float_answers_with_their_own_errors_need_a_single_head_to_bound_them():
+    # The recorded rounding errors are capped by a bound recomputed from the model; a model
+    # that cannot recompute it (a multi-head one) must not pass on the answers' own word.
+    oracle = FloatOracle(SingleHead([[1, "1/2"], [0, -1]], [2, 1]))
+    oracle.query([[1, 0], [0, 1]])
+    half = SingleHead([[1, "1/2"], [0, -1]], [1, "1/2"])
+    two = MultiHead([(half.W, half.v), (half.W, half.v)])  # the same map as the truth
+    cert = Certificate(model=two, transcript=oracle.transcript, kind="consistent")
+    report = cert.check()
+    assert not report.holds
+    assert report.reason == "the answers record float rounding errors, which can be checked only for a single-head model"
