@@ -221,3 +221,10 @@ def test_an_exact_float_result_allows_only_rounding_relative_to_the_answer():
     assert driver._within_float_bound(model, Query(X, f + 0.9 * slack), _Accuracy(0), 0.0)
     assert not driver._within_float_bound(model, Query(X, f + 1.1 * slack), _Accuracy(0), 0.0)
 
+
+
+def test_an_explicit_mode_outside_the_learner_is_refused_by_name():
+    oracle = ExactOracle(SingleHead([[1, 2], [0, -1]], [1, 3]))
+    with pytest.raises(InvalidArgument, match=r"^mode: learner 'low-rank' runs in 'certified', 'symbolic', got 'float'$"):
+        driver.Run(LOW_RANK, oracle, mode="float", queries=8)
+    assert oracle.count == 0
