@@ -546,3 +546,21 @@ def test_float_scale_refuses_bounds_beyond_float64():
     for bad in (2**999 + 1, 0, -1):
         with pytest.raises(InvalidArgument, match="w_bound"):
             _float_scale(bad)
+
+
+def test_float_mode_measurements_carry_the_errors_of_v():
+    # base = β v_j and slope = γ (v_k + σ_k v_p): their error bounds follow v's, term by term.
+    from exact.learn.single_head import ProbePlan
+
+    v = [Fraction(2), Fraction(0), Fraction(-3)]
+    plan = ProbePlan.choose(v, beta=Fraction(1, 2), gamma=Fraction(1, 4))
+    v_err = [1e-10, 2e-10, 4e-10]
+    meas = plan.measurements(v, v_err)
+    p, d = plan.pivot, plan.d
+    for j in range(d):
+        for k in range(d):
+            m = meas[j * d + k]
+            assert m.base_err == 0.5 * v_err[j]
+            assert m.slope_err == 0.25 * (v_err[k] + abs(plan.shifts[k]) * v_err[p])
+    exact = plan.measurements(v, [0.0, 0.0, 0.0])  # exact modes: no error terms at all
+    assert all(m.base_err == 0.0 and m.slope_err == 0.0 for m in exact)
