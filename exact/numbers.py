@@ -156,17 +156,17 @@ def _from_mpf(x, name: str) -> Fraction:
 
     if mpmath.isnan(x) or mpmath.isinf(x):
         raise InvalidNumber(f"{name}: expected a finite real number, got {x}")
-    if isinstance(x, mpmath.mpc):
-        raise InvalidNumber(f"{name}: expected a real number, got the complex {x}")
-    return _from_mpf_tuple(x._mpf_)
+    return _from_mpf_tuple(x._mpf_)  # an mpc has no _mpf_: to_fraction refuses it with the other types
 
 
 def _from_mpf_tuple(t) -> Fraction:
-    """The exact value of mpmath's raw ``(sign, mantissa, exponent, bits)`` tuple."""
+    """The exact value of mpmath's raw ``(sign, mantissa, exponent, bits)`` tuple.
+
+    >>> _from_mpf_tuple((1, 3, -2, 2)), _from_mpf_tuple((0, 5, 0, 3)), _from_mpf_tuple((0, 3, 2, 2))
+    (Fraction(-3, 4), Fraction(5, 1), Fraction(12, 1))
+    """
     sign, man, exp, _ = t
-    man, exp = int(man), int(exp)
-    q = Fraction(man << exp) if exp >= 0 else Fraction(man, 1 << -exp)
-    return -q if sign else q
+    return _dyadic((-man if sign else man, exp))
 
 
 def _from_sympy(x, name: str) -> Fraction:
@@ -326,16 +326,18 @@ def floor_log2(x: Fraction) -> int:
 def _floor_log2_ratio(n: int, d: int) -> int:
     """``floor(log2(n/d))`` for positive integers."""
     e = n.bit_length() - d.bit_length()
-    # now 2^(e-1) < n/d < 2^(e+1)
-    if (n << -e if e < 0 else n) < (d << e if e > 0 else d):
-        e -= 1
-    return e
+    # now 2^(e-1) < n/d < 2^(e+1): compare n/d with 2^e, i.e. n·2^-e with d, on integers
+    return e - (n << max(-e, 0) < d << max(e, 0))
 
 
 def _dyadic(man_exp) -> Fraction:
-    man, exp = man_exp
-    man, exp = int(man), int(exp)
-    return Fraction(man << exp) if exp >= 0 else Fraction(man, 1 << -exp)
+    """``man·2^exp`` exactly, from a ``(mantissa, exponent)`` pair of integers (Python or flint).
+
+    >>> _dyadic((3, -2)), _dyadic((-5, 0)), _dyadic((3, 2))
+    (Fraction(3, 4), Fraction(-5, 1), Fraction(12, 1))
+    """
+    man, exp = int(man_exp[0]), int(man_exp[1])
+    return Fraction(man << max(exp, 0), 1 << max(-exp, 0))
 
 
 def ball_interval(ball: arb) -> tuple[Fraction, Fraction]:

@@ -564,3 +564,18 @@ def test_float_mode_measurements_carry_the_errors_of_v():
             assert m.slope_err == 0.25 * (v_err[k] + abs(plan.shifts[k]) * v_err[p])
     exact = plan.measurements(v, [0.0, 0.0, 0.0])  # exact modes: no error terms at all
     assert all(m.base_err == 0.0 and m.slope_err == 0.0 for m in exact)
+
+
+@pytest.mark.parametrize("d", [3, 9])
+def test_exact_candidates_are_confirmed_by_the_certificate_replay_not_answer_by_answer(monkeypatch, d):
+    """With certification on and no grid, the replay that certifies the result is also what
+    confirms each candidate: the per-answer logistic check is never needed."""
+    from exact.arith import certified as cert_mod
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a candidate was confirmed answer by answer")
+
+    monkeypatch.setattr(cert_mod, "answer_equals_logistic", refuse)
+    truth = SingleHead.random(d, seed=11)
+    result = learn_single_head(ExactOracle(truth), check_seed=1)
+    assert result.model == truth and result.certificate.check().holds

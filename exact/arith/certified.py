@@ -179,28 +179,20 @@ class CertifiedArithmetic(Arithmetic):
             for _, m in combo:
                 first.setdefault(m, i)
         order = list(first)
-        fq: dict = {}  # fmpq of each distinct base, slope and scale (shared objects: looked up by identity)
-
-        def q(x):
-            hit = fq.get(id(x))
-            if hit is None or hit[0] is not x:
-                hit = fq[id(x)] = (x, to_fmpq(x if isinstance(x, Fraction) else Fraction(x)))
-            return hit[1]
 
         def make(i: int) -> _Logit:
             m = order[i]
             meas = measurements[m]
-            logit = _Logit(self, answers[m], meas, (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
-            if guesses is not None and guesses[i] is None and self.prec0 < 128 <= self.max_prec:
-                # float64 found no rational of small height: this one is tall, so its first
-                # ball is taken at 128 bits rather than spending a round at 64
-                logit.prec = logit.want = 128
-                self.precision = max(self.precision, 128)
+            logit = _Logit(self, answers[m], (_Lazy(names, first[m]), m), to_fmpq(meas.base), to_fmpq(meas.slope))
+            start = _first_precision(guesses is not None and guesses[i] is None, self.prec0, self.max_prec)
+            if start != self.prec0:
+                logit.prec = logit.want = start
+                self.precision = max(self.precision, start)
             return logit
 
         guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
         logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
-        inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
+        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in order}
         slot = {m: i for i, m in enumerate(order)}
 
         if confirm is None:
@@ -209,7 +201,8 @@ class CertifiedArithmetic(Arithmetic):
                 return [
                     i for i in fresh
                     if not answer_equals_logistic(
-                        answers[order[i]], q(measurements[order[i]].base), q(measurements[order[i]].slope), values[i]
+                        answers[order[i]], to_fmpq(measurements[order[i]].base),
+                        to_fmpq(measurements[order[i]].slope), values[i],
                     )
                 ]
         else:
@@ -333,10 +326,8 @@ class _Logit:
 
     __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved")
 
-    def __init__(self, arith: CertifiedArithmetic, answer, meas, label, base=None, slope=None):
-        self.arith, self.answer, self.label = arith, answer, label
-        self.base = to_fmpq(meas.base) if base is None else base
-        self.slope = to_fmpq(meas.slope) if slope is None else slope
+    def __init__(self, arith: CertifiedArithmetic, answer, label, base: fmpq, slope: fmpq):
+        self.arith, self.answer, self.label, self.base, self.slope = arith, answer, label, base, slope
         self.prec, self.want, self.resolved = arith.prec0, 64, 0
 
     @property
@@ -415,24 +406,17 @@ class _LazyList:
 
 
 def _params(combos, values, slot, inv_scale) -> list:
-    """``Σ c·ℓ_m/scale_m`` for every combo (fmpq), with the common case — one logit, unit scale — fast."""
-    one = _ONE_Q
+    """``Σ c·ℓ_m/scale_m`` for every combo, as ``fmpq``."""
     out = []
     for combo in combos:
-        if len(combo) == 1:
-            c, m = combo[0]
-            s = inv_scale[m]
-            t = values[slot[m]]
-            out.append(t if (c == 1 and s == one) else c * t * s)
-        else:
-            total = _ZERO_Q
-            for c, m in combo:
-                total += c * values[slot[m]] * inv_scale[m]
-            out.append(total)
+        total = _ZERO_Q
+        for c, m in combo:
+            total += c * values[slot[m]] * inv_scale[m]
+        out.append(total)
     return out
 
 
-_ONE_Q, _ZERO_Q = fmpq(1), fmpq(0)
+_ZERO_Q = fmpq(0)
 
 
 class _Lazy:
@@ -445,6 +429,19 @@ class _Lazy:
 
     def __str__(self) -> str:
         return str(self.names[self.i])
+
+
+def _first_precision(tall: bool, prec0: int, max_prec: int) -> int:
+    """The precision of a logit's first ball: ``prec0``, or 128 bits for a logit that float64
+    found *tall* (no rational of small height near it) when ``max_prec`` allows, rather
+    than spending a round at ``prec0`` bits that cannot identify it.
+
+    >>> _first_precision(False, 64, 1 << 23), _first_precision(True, 64, 1 << 23), _first_precision(True, 64, 127)
+    (64, 128, 64)
+    >>> _first_precision(True, 64, 128), _first_precision(True, 127, 256), _first_precision(True, 256, 512)
+    (128, 128, 256)
+    """
+    return max(prec0, 128) if tall and max_prec >= 128 else prec0
 
 
 def _name(what) -> str:

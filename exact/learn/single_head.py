@@ -59,19 +59,6 @@ def _sign(x) -> int:
     return (x > 0) - (x < 0)
 
 
-_INTERNED: dict = {}
-_INTERNED_FQ: dict = {}
-
-
-def _intern(x: Fraction) -> Fraction:
-    """One shared object per small probe value (probe tokens use a handful of values)."""
-    x = Fraction(x)
-    if len(_INTERNED) > 4096:
-        _INTERNED.clear()
-        _INTERNED_FQ.clear()
-    return _INTERNED.setdefault(x, x)
-
-
 class _ParamNames:
     """The names ``W[k][j]`` of the d² parameters, row-major, made only when a message needs one."""
 
@@ -92,28 +79,50 @@ class _ParamNames:
         return (self[i] for i in range(len(self)))
 
 
-def _add_entry(row: tuple, j: int, pair: tuple) -> tuple:
-    """The sparse row ``row + b·e_j`` for ``pair = (j, b)`` (sorted, zeros dropped; pairs shared)."""
-    for n, (i, x) in enumerate(row):
-        if i == j:
-            y = _intern(x + pair[1])
-            return row[:n] + (((j, y),) if y else ()) + row[n + 1 :]
-        if i > j:
-            return row[:n] + (pair,) + row[n:]
-    return row + (pair,)
+class _Interned:
+    """One shared object per distinct probe value, and its ``fmpq``, for one probe set.
 
+    Probe tokens use a handful of values, so ``d²`` probes share a few objects; the
+    ``fmpq`` of a value is looked up by the identity of the shared object.
+    """
 
-def _fq_row(row: tuple) -> tuple:
-    """The row with ``fmpq`` values; rows hold interned values, so they are looked up by identity."""
-    fq = _INTERNED_FQ
-    out = []
-    for i, x in row:
-        q = fq.get(id(x))
+    __slots__ = ("values", "fq")
+
+    def __init__(self):
+        self.values: dict = {}
+        self.fq: dict = {}
+
+    def __call__(self, x) -> Fraction:
+        x = Fraction(x)
+        return self.values.setdefault(x, x)
+
+    def fmpq(self, x: Fraction) -> fmpq:
+        """``fmpq`` of an interned value (``x`` must come from this table, so its id is its own)."""
+        q = self.fq.get(id(x))
         if q is None:
-            x = _intern(x)  # keeps x alive, so its id stays its own
-            q = fq[id(x)] = fmpq(x.numerator, x.denominator)
-        out.append((i, q))
-    return tuple(out)
+            q = self.fq[id(x)] = fmpq(x.numerator, x.denominator)
+        return q
+
+    def add_entry(self, row: tuple, j: int, pair: tuple) -> tuple:
+        """The sparse row ``row + b·e_j`` for ``pair = (j, b)``: sorted by index, zeros dropped,
+        and ``pair`` itself inserted when ``row`` has no entry ``j`` (pairs are shared).
+
+        >>> t = _Interned()
+        >>> one, two = t(1), t(2)
+        >>> t.add_entry(((0, one), (2, one)), 1, (1, two))
+        ((0, Fraction(1, 1)), (1, Fraction(2, 1)), (2, Fraction(1, 1)))
+        >>> t.add_entry(((0, one), (2, one)), 2, (2, one)), t.add_entry(((0, one), (2, t(-1))), 2, (2, one))
+        (((0, Fraction(1, 1)), (2, Fraction(2, 1))), ((0, Fraction(1, 1)),))
+        >>> t.add_entry(((1, one),), 0, (0, two)), t.add_entry(((1, one),), 3, (3, two))
+        (((0, Fraction(2, 1)), (1, Fraction(1, 1))), ((1, Fraction(1, 1)), (3, Fraction(2, 1))))
+        """
+        for n, (i, x) in enumerate(row):
+            if i >= j:
+                if i > j:
+                    return row[:n] + (pair,) + row[n:]
+                y = self(x + pair[1])
+                return row[:n] + (((j, y),) if y else ()) + row[n + 1 :]
+        return row + (pair,)
 
 
 @dataclass(frozen=True)
@@ -165,17 +174,18 @@ class ProbePlan:
         return list(_probe_sequences(self))
 
     def _build_sequences(self) -> tuple:
-        b, g, p, d = _intern(self.beta), _intern(self.gamma), self.pivot, self.d
-        urows = [((k, g),) if not self.shifts[k] else tuple(sorted(((k, g), (p, _intern(self.shifts[k] * g)))))
+        intern = _Interned()
+        b, g, p, d = intern(self.beta), intern(self.gamma), self.pivot, self.d
+        urows = [((k, g),) if not self.shifts[k] else tuple(sorted(((k, g), (p, intern(self.shifts[k] * g)))))
                  for k in range(d)]
         # Every (index, value) pair is built once and shared by all the rows it appears in, in
         # both the Fraction and the fmpq form: a probe costs little more than its two row tuples.
-        fq_pairs: dict = {}
+        fq_pairs: dict = {}  # id(pair) -> (pair, its fmpq form); holding the pair keeps its id its own
 
         def fq(pair: tuple) -> tuple:
             hit = fq_pairs.get(id(pair))
-            if hit is None or hit[0] is not pair:
-                hit = fq_pairs[id(pair)] = (pair, _fq_row((pair,))[0])
+            if hit is None:
+                hit = fq_pairs[id(pair)] = (pair, (pair[0], intern.fmpq(pair[1])))
             return hit[1]
 
         out = []
@@ -184,7 +194,7 @@ class ProbePlan:
             query = ((j, b),)
             query_fq = (fq(query[0]),)
             for k in range(d):
-                row = _add_entry(urows[k], j, query[0])
+                row = intern.add_entry(urows[k], j, query[0])
                 out.append(exact(d, (row, query), (tuple([fq(t) for t in row]), query_fq)))
         return tuple(out)
 
@@ -198,7 +208,7 @@ class ProbePlan:
         scale = b * g
         slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(d)]
         base = [b * v[j] for j in range(d)]
-        if not v_err or not any(v_err):
+        if not any(v_err or ()):  # exact modes: no error terms at all
             return [Measurement(base[j], slope[k], scale) for j in range(d) for k in range(d)]
         fb, fg = float(b), float(g)
         base_err = [fb * v_err[j] for j in range(d)]
