@@ -3,6 +3,7 @@ never trusted, every number is confirmed exactly, and refinement follows a faile
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 from flint import arb, ctx, fmpq
 
@@ -314,3 +315,13 @@ def test_the_reported_precision_includes_first_balls_taken_at_128_bits():
 
     r = learn_single_head(ExactOracle(SingleHead([[1, Fraction(1, 3)], [0, -1]], [1, 2])))
     assert r.precision == 128
+
+
+def test_an_off_grid_value_names_both_causes_only_for_an_approximate_oracle():
+    """v = 1/3 on grid rational:2: an exact oracle is simply off the grid; an approximate one
+    may also be less accurate than it declares, and the message says so."""
+    third = lambda X: float(np.asarray(X, dtype=float)[-1, 0]) / 3  # noqa: E731
+    with pytest.raises(OracleInconsistent, match=r"^v\[0\]: .*the oracle's answers are less accurate"):
+        learn_single_head(CallableOracle(third, d=1, accuracy="1e-12"), grid="rational:2")
+    with pytest.raises(OracleInconsistent, match=r"^v\[0\]: .*the value is not on the declared grid$"):
+        learn_single_head(ExactOracle(SingleHead([[0]], ["1/3"])), grid="rational:2")

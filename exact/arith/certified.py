@@ -9,7 +9,6 @@ as far as its declared accuracy lets the answers sharpen.
 
 from __future__ import annotations
 
-import math
 from fractions import Fraction
 
 import numpy as np
@@ -82,7 +81,7 @@ class CertifiedArithmetic(Arithmetic):
                     "an oracle with better accuracy)"
                 )
             lo, hi = interval
-            grids = certifiable_grids(hi - lo, (lo + hi) / 2) if hi > lo else "none"
+            grids = certifiable_grids(hi - lo, (lo + hi) / 2)
             raise PrecisionInsufficient(
                 f"{what}: the oracle's declared accuracy cannot certify it on grid "
                 f"{self.grid.name if self.grid else None} (ball [{approx(lo, 6)}, {approx(hi, 6)}]); "
@@ -179,11 +178,18 @@ class CertifiedArithmetic(Arithmetic):
             for _, m in combo:
                 first.setdefault(m, i)
         order = list(first)
+        fq: dict = {}  # id -> (object, its fmpq): bases, slopes and scales are shared objects
+
+        def q(x) -> fmpq:
+            hit = fq.get(id(x))
+            if hit is None:
+                hit = fq[id(x)] = (x, to_fmpq(x))  # holding x keeps its id its own
+            return hit[1]
 
         def make(i: int) -> _Logit:
             m = order[i]
             meas = measurements[m]
-            logit = _Logit(self, answers[m], (_Lazy(names, first[m]), m), to_fmpq(meas.base), to_fmpq(meas.slope))
+            logit = _Logit(self, answers[m], (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
             start = _first_precision(guesses is not None and guesses[i] is None, self.prec0, self.max_prec)
             if start != self.prec0:
                 logit.prec = logit.want = start
@@ -192,7 +198,7 @@ class CertifiedArithmetic(Arithmetic):
 
         guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
         logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
-        inv_scale = {m: 1 / to_fmpq(measurements[m].scale) for m in order}
+        inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
         slot = {m: i for i, m in enumerate(order)}
 
         if confirm is None:
@@ -201,8 +207,7 @@ class CertifiedArithmetic(Arithmetic):
                 return [
                     i for i in fresh
                     if not answer_equals_logistic(
-                        answers[order[i]], to_fmpq(measurements[order[i]].base),
-                        to_fmpq(measurements[order[i]].slope), values[i],
+                        answers[order[i]], q(measurements[order[i]].base), q(measurements[order[i]].slope), values[i]
                     )
                 ]
         else:
@@ -217,85 +222,73 @@ class CertifiedArithmetic(Arithmetic):
         return params if as_fmpq else [_to_fraction(x) for x in params]
 
 
-#: Denominators tried for a float64 guess of a logit: small ones, then powers of two
-#: (rational grids and float-grid parameters).  A guess is only a first candidate.
-_GUESS_DENOMINATORS = tuple(range(1, 65)) + tuple(1 << k for k in range(7, 31))
+#: Fewer logits than this get no float guesses: the float pass would cost more than it saves.
+MIN_GUESSES = 64
+
+#: The largest denominator a float guess may have (float64 pins a logit to ~2^-52 at best).
+MAX_GUESS_DENOMINATOR = 1 << 26
 
 
 def _float_guesses(answers, measurements) -> list:
     """A cheap first candidate for each logit: σ⁻¹ in float64, then a nearby rational of small height.
 
     Nothing here is trusted: every guess is confirmed exactly (like any candidate), and a
-    wrong or missing guess only sends its logit down the rigorous ball path.  A guess
-    ``p/q`` is made only when the float estimate pins the logit to within ``tol`` with
-    ``q²·tol < 1/4``, where ``tol`` is sixteen times the estimated float error: then
-    ``p/q`` is the only rational of denominator at most ``q`` that close.
+    wrong or missing guess only sends its logit down the rigorous ball path.  The float
+    estimate ``x`` of a logit comes with ``tol``, sixteen times its estimated float error;
+    the guess is the first continued-fraction convergent ``p/q`` of ``x`` within ``tol``
+    with ``q²·tol <= 1/4`` (:func:`_convergents_within`), the only rational of denominator
+    at most ``q`` that close.
     """
     n = len(answers)
-    out: list = [None] * n
-    if n < 64:  # not worth it
-        return out
+    if n < MIN_GUESSES:
+        return [None] * n
     try:
         y = np.array([float(a) for a in answers])
         base = np.array([float(m.base) for m in measurements])
         slope = np.array([float(m.slope) for m in measurements])
     except OverflowError:  # a number beyond float64: no float guesses, the balls decide
-        return out
+        return [None] * n
     with np.errstate(all="ignore"):
         alpha = (y - base) / slope
         ok = np.isfinite(alpha) & (alpha > 1e-300) & (alpha < 1 - 2**-50)
         ell = np.where(ok, np.log(np.where(ok, alpha, 0.5)) - np.log1p(-np.where(ok, alpha, 0.5)), 0.0)
         err = (np.abs(y) + np.abs(base)) * 2.0**-50 / np.abs(slope) / (alpha * (1 - alpha)) + np.abs(ell) * 2.0**-50
-        tol = 16 * err
-    ok &= np.isfinite(tol) & (tol < 0.25)
-    todo = np.flatnonzero(ok)
-    for q in _GUESS_DENOMINATORS:
-        if not todo.size:
-            break
-        t = tol[todo]
-        usable = t * q * q < 0.25
-        scaled = ell[todo] * q
-        p = np.rint(scaled)
-        hit = usable & (np.abs(scaled - p) <= t * q)
-        for i, pi in zip(todo[hit].tolist(), p[hit].tolist()):
-            out[i] = fmpq(int(pi), q)
-        todo = todo[~hit & usable]  # a q too large for this tol stays too large for larger q
-    # The rest: the best rational of denominator <= Q = ⌊1/(2√tol)⌋ (continued fractions),
-    # kept only if it is within tol; its uniqueness argument is the one above.
-    for i in np.flatnonzero(ok).tolist():
-        if out[i] is not None:
-            continue
-        t = float(tol[i])
-        qmax = int(0.5 / math.sqrt(t)) if t > 0 else 1 << 26
-        if qmax <= _GUESS_DENOMINATORS[63]:
-            continue  # every denominator this tol allows was tried above
-        x = float(ell[i])
-        pq = _convergent_within(x, t, min(qmax, 1 << 26))
-        if pq is not None:
-            out[i] = fmpq(*pq)
-    return out
+        tol = np.where(ok, 16 * err, np.inf)
+    return _convergents_within(ell, tol)
 
 
-def _convergent_within(x: float, tol: float, qmax: int) -> tuple[int, int] | None:
-    """The first continued-fraction convergent ``p/q`` of ``x`` with ``|x − p/q| <= tol``, if
-    its ``q <= qmax``.  A rational with ``|x − p/q| < 1/(2q²)`` is a convergent (Legendre),
-    so with ``q²·tol < 1/4`` no other candidate exists.  Exact integer arithmetic on
-    ``x = n/m``.
+def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list:
+    """For each ``x[i]``, the first continued-fraction convergent ``p/q`` with ``|x − p/q| <= tol``
+    and ``q²·tol <= 1/4`` (as ``fmpq``), else ``None``; vectorised over ``x`` in float64.
 
-    >>> _convergent_within(0.3333333333333333, 1e-12, 10**6), _convergent_within(3.14159, 2e-3, 1000)
-    ((1, 3), (22, 7))
+    A rational with ``|x − p/q| < 1/(2q²)`` is a convergent of ``x`` (Legendre), and two
+    rationals of denominator at most ``q`` are ``1/q²`` apart, so with ``q²·tol <= 1/4``
+    no other candidate of denominator at most ``q`` lies within ``tol``.  Denominators
+    stop at :data:`MAX_GUESS_DENOMINATOR`, numerators at 2^53 (exact in float64).
+
+    >>> x = np.array([1 / 3, 3.14159, -0.5, 2.0, 22 / 7, 1 / 3, 0.7])
+    >>> tol = np.array([1e-12, 2e-3, 0.0, 0.25, 1 / 196, 1 / 196 + 1e-9, np.inf])
+    >>> [str(g) for g in _convergents_within(x, tol)]
+    ['1/3', '22/7', '-1/2', '2', '22/7', '1/3', 'None']
     """
-    n, m = x.as_integer_ratio()
-    p0, q0, p1, q1 = 0, 1, 1, 0
-    while m:
-        a, r = divmod(n, m)
+    out: list = [None] * len(x)
+    qmax = np.minimum(np.floor(0.5 / np.sqrt(np.maximum(tol, 2.0**-104))), MAX_GUESS_DENOMINATOR)
+    active = np.isfinite(x) & (tol <= 0.25)
+    r = np.where(active, x, 0.0)
+    p0, q0, p1, q1 = np.zeros_like(r), np.ones_like(r), np.ones_like(r), np.zeros_like(r)
+    while active.any():
+        a = np.floor(r)
         p0, q0, p1, q1 = p1, q1, a * p1 + p0, a * q1 + q0
-        if q1 > qmax:
-            return None
-        if abs(x - p1 / q1) <= tol:
-            return p1, q1
-        n, m = m, r
-    return None
+        active &= (q1 <= qmax) & (np.abs(p1) <= 2.0**53)
+        with np.errstate(all="ignore"):
+            hit = active & (np.abs(x - p1 / q1) <= tol)
+        for i in np.flatnonzero(hit).tolist():
+            out[i] = fmpq(int(p1[i]), int(q1[i]))
+        frac = r - a
+        active &= ~hit & (frac > 0)
+        with np.errstate(all="ignore"):
+            r = np.where(active, 1 / np.where(active, frac, 1.0), 0.0)
+    return out
 
 
 class _Value:
