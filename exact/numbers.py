@@ -132,7 +132,7 @@ def _from_ratio(x, name: str) -> Fraction:
     except Exception as exc:  # a foreign type whose method misbehaves
         raise InvalidNumber(f"{name}: {type(x).__name__}.as_integer_ratio() failed: {exc}"[:300]) from None
     given = (p, q)
-    if isinstance(p, numbers.Integral) and isinstance(q, numbers.Integral) and not isinstance(p, bool):
+    if all(isinstance(n, numbers.Integral) and not isinstance(n, bool) for n in given):
         try:
             p, q = int(p), int(q)  # what they are as integers (a foreign Integral may convert oddly)
         except Exception:

@@ -494,6 +494,9 @@ def test_foreign_real_types():
         to_fraction(_ForeignReal(None, text), name="W")
     with pytest.raises(InvalidNumber, match=r"^W: expected a finite real number \(int, .*got _RatioButNotReal "):
         to_fraction(_RatioButNotReal(), name="W")
+    for bad in [(1.5, 2), (1, 2.0), (True, 1), (1, True), (1, 0), (3, -4)]:  # each part an int, q > 0
+        with pytest.raises(InvalidNumber, match=r"^W: _ForeignReal.as_integer_ratio\(\) returned .*, not a pair of integers"):
+            to_fraction(_ForeignReal(bad), name="W")
 
 
 class _Repr:
