@@ -283,7 +283,7 @@ def parse_rational(text: str, *, name: str = "value") -> Fraction:
         e = int(exp)
     e -= len(frac)
     mantissa = sign * int(whole + frac)
-    return Fraction(mantissa * 10**e) if e >= 0 else Fraction(mantissa, 10**-e)
+    return Fraction(mantissa * 10 ** max(e, 0), 10 ** max(-e, 0))
 
 
 def _check_digits(digits: str, what: str, name: str) -> None:
@@ -302,11 +302,11 @@ def format_rational(q: Fraction) -> str:
     >>> format_rational(Fraction(-3, 4)), format_rational(Fraction(5))
     ('-3/4', '5')
     """
-    if q.numerator.bit_length() > 10_000 or q.denominator.bit_length() > 10_000:
-        # str(int) stops at 4300 digits (sys.set_int_max_str_digits); flint's does not.
-        p, d = fmpz(q.numerator), fmpz(q.denominator)
-        return str(p) if d == 1 else f"{p}/{d}"
-    return str(q.numerator) if q.denominator == 1 else f"{q.numerator}/{q.denominator}"
+    try:
+        p, d = str(q.numerator), str(q.denominator)
+    except ValueError:  # beyond Python's int-to-str digit limit (sys.set_int_max_str_digits); flint has none
+        p, d = str(fmpz(q.numerator)), str(fmpz(q.denominator))
+    return p if d == "1" else f"{p}/{d}"
 
 
 def to_fmpq(q: Fraction) -> fmpq:
@@ -412,10 +412,13 @@ def simplest_between(lo: Fraction, hi: Fraction) -> Fraction:
 
 def _simplest_ints(a: int, b: int, c: int, e: int) -> tuple[int, int]:
     """Simplest rational in ``[a/b, c/e]`` (``b, e > 0``), after outward rounding, as ``(p, q)``."""
-    if c * b > a * e:  # positive width: round outward to a dyadic grid 16x finer than it
-        shift = max(0, 4 - _floor_log2_ratio(c * b - a * e, b * e))
-        a, b = (a << shift) // b, 1 << shift  # floor(lo·2^s) / 2^s
-        c, e = -((-c << shift) // e), 1 << shift  # ceil(hi·2^s) / 2^s
+    if c * b == a * e:  # a point: its own simplest rational
+        g = math.gcd(a, b)
+        return a // g, b // g
+    # positive width: round outward to a dyadic grid 16x finer than it
+    shift = max(0, 4 - _floor_log2_ratio(c * b - a * e, b * e))
+    a, b = (a << shift) // b, 1 << shift  # floor(lo·2^s) / 2^s
+    c, e = -((-c << shift) // e), 1 << shift  # ceil(hi·2^s) / 2^s
     if a <= 0 <= c:
         return 0, 1
     if c < 0:

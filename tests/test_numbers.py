@@ -238,6 +238,18 @@ def test_format_rational_forms():
     assert format_rational(Fraction(5)) == "5"
     assert format_rational(Fraction(0)) == "0"
     assert format_rational(Fraction(-10, 4)) == "-5/2"
+    # Beyond Python's 4300-digit int-to-str limit, in either part: still exact, by flint.
+    big = 2**20000 + 1
+    assert format_rational(Fraction(-big)) == "-" + str(fmpz(big))
+    assert format_rational(Fraction(big, 3)) == f"{fmpz(big)}/3"
+    assert format_rational(Fraction(-1, big)) == f"-1/{fmpz(big)}"
+
+
+def test_the_simplest_rational_of_a_point_is_the_point():
+    for q in [Fraction(7, 22), Fraction(-355, 113), Fraction(0), Fraction(5), Fraction(1, 2**70 + 1)]:
+        assert simplest_between(q, q) == q
+        near = Fraction(1, 4 * q.denominator**2 * 10**6)  # well under 1/(2q²): q is still the simplest
+        assert simplest_between(q, q + near) == q == simplest_between(q - near, q)
 
 
 @SETTINGS
