@@ -30,6 +30,7 @@ from .learn import (
 from .canonical import canonical_factors, canonical_form
 from .models import SingleHead
 from .multihead import MultiHead
+from .noise import NoisyOracle, parse_noise
 from .oracles import BaseOracle, CallableOracle, ExactAnswer, ExactOracle, FloatOracle
 from .protocols import Model, Oracle
 from . import registry
@@ -51,6 +52,8 @@ __all__ = [
     "FloatOracle",
     "CallableOracle",
     "ExactAnswer",
+    "NoisyOracle",
+    "parse_noise",
     "learn_single_head",
     "single_head_query_count",
     "learn_low_rank",

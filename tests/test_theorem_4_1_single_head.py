@@ -579,3 +579,12 @@ def test_exact_candidates_are_confirmed_by_the_certificate_replay_not_answer_by_
     truth = SingleHead.random(d, seed=11)
     result = learn_single_head(ExactOracle(truth), check_seed=1)
     assert result.model == truth and result.certificate.check().holds
+
+
+def test_the_last_probe_set_is_remembered_so_a_certificate_check_compares_the_same_objects():
+    plan = ProbePlan.choose([Fraction(2), Fraction(0), Fraction(-3)])
+    first = plan.sequences()
+    assert all(a is b for a, b in zip(first, plan.sequences()))
+    other = ProbePlan.choose([Fraction(1), Fraction(1), Fraction(1)])
+    assert other.sequences()[0] is not first[0] and plan.sequences()[0] is not first[0]  # one plan is kept
+    assert plan.sequences() == first  # equal, rebuilt
