@@ -588,3 +588,11 @@ def test_the_last_probe_set_is_remembered_so_a_certificate_check_compares_the_sa
     other = ProbePlan.choose([Fraction(1), Fraction(1), Fraction(1)])
     assert other.sequences()[0] is not first[0] and plan.sequences()[0] is not first[0]  # one plan is kept
     assert plan.sequences() == first  # equal, rebuilt
+
+
+def test_the_command_line_and_the_api_share_the_float_mode_default_w_bound():
+    from exact import registry
+
+    option = {o.name: o for o in registry.get("single-head").options}["w_bound"]
+    default = inspect.signature(learn_single_head).parameters["w_bound"].default
+    assert Fraction(option.default) == default == 1024  # the docstring's and README's figure
