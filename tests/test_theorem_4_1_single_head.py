@@ -596,3 +596,36 @@ def test_the_command_line_and_the_api_share_the_float_mode_default_w_bound():
     option = {o.name: o for o in registry.get("single-head").options}["w_bound"]
     default = inspect.signature(learn_single_head).parameters["w_bound"].default
     assert Fraction(option.default) == default == 1024  # the docstring's and README's figure
+
+
+def test_a_certificate_for_a_head_with_v_zero_fails_as_non_identifying():
+    from exact import registry
+
+    truth = SingleHead([[1, 2], [3, 4]], [1, 1])
+    r = learn_single_head(ExactOracle(truth), checks=0)
+    check = registry.get("single-head").check_certificate
+    assert check(truth, r.certificate.transcript, {}) is None
+    assert check(SingleHead([[1, 2], [3, 4]], [0, 0]), r.certificate.transcript, {}) == (
+        "v = 0, so no query depends on W: the transcript cannot identify it"
+    )
+
+
+def test_tall_entries_are_refined_through_failed_replays_until_exact(monkeypatch):
+    """Entries whose height exceeds what the first balls pin down: the first candidates fail
+    the replay that confirms them, and precision rises until every one is exact."""
+    from exact.learn import driver
+
+    q = 2**90 + 59
+    truth = SingleHead([[Fraction(123456789012345678901234, q), Fraction(-1, q)], [Fraction(5, 7), Fraction(2**89, q)]],
+                       [1, "-1/3"])
+    replays = []
+    original = driver.Run.replay
+
+    def counting(self, model, transcript):
+        replays.append(original(self, model, transcript))
+        return replays[-1]
+
+    monkeypatch.setattr(driver.Run, "replay", counting)
+    r = learn_single_head(ExactOracle(truth), check_seed=0)
+    assert r.model == truth and r.precision > 128 and r.certificate.check().holds
+    assert replays[0] == [2, 3, 4, 5] and replays[-1] == [] and len(replays) > 2  # transcript indices of the logits

@@ -9,11 +9,15 @@ from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run, check_sequences
 from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
-from .result import LearnResult
+from .noisy import learn_noisy, noisy_query_count
+from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
 
 __all__ = [
     "LearnResult",
+    "ErrorBound",
+    "learn_noisy",
+    "noisy_query_count",
     "Run",
     "DEFAULT_CHECKS",
     "check_sequences",

@@ -254,12 +254,15 @@ class Run:
     # -- the end of a run -----------------------------------------------------------------
 
     def finish(
-        self, model, *, conditions=None, details=None, error_estimate=None, approximate: bool = False, mode=None
+        self, model, *, conditions=None, details=None, error_estimate=None, approximate: bool = False, mode=None,
+        error_bound=None, assumptions=(),
     ) -> LearnResult:
         """Certify, verify, and package the result.
 
         ``approximate=True`` marks a result that is not exact whatever the arithmetic
-        (a convex solver's output): no certificate, no verification queries.
+        (a convex solver's output, a noisy learner's estimate): no certificate, no
+        verification queries.  Such a result may carry a certified ``error_bound`` and
+        the ``assumptions`` it rests on.
         """
         queries = self.oracle.count - self.start
         transcript = self.transcript
@@ -290,7 +293,10 @@ class Run:
             # grid only the replay confirms the result, so without it nothing is claimed.
             exact = self.certify or grid is None
         checked = self._verify(model, error_estimate, conditions) if self.checks and not approximate else ()
-        assumptions = () if checked or approximate else tuple(self.spec.unchecked(conditions))
+        if approximate:
+            assumptions = tuple(assumptions)
+        else:
+            assumptions = () if checked else tuple(self.spec.unchecked(conditions))
         cert_assumptions = assumptions
         if checked:  # a seed known in advance could be targeted; a certificate's reader cannot tell
             assumptions = (CHOSEN_SEED,) if self.check_seed_given else ()
@@ -333,6 +339,7 @@ class Run:
             learner=self.spec.name,
             verification_queries=len(checked),
             assumptions=assumptions,
+            error_bound=error_bound,
             details={
                 **(details or {}),
                 "checks": {"queries": len(checked), "lengths": lengths, "seed": self.check_seed if checked else None},

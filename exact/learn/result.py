@@ -3,11 +3,57 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+import math
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["LearnResult"]
+__all__ = ["LearnResult", "ErrorBound"]
+
+
+@dataclass(frozen=True)
+class ErrorBound:
+    """Certified bounds on the parameter errors of an approximate result.
+
+    Each is an upper bound, rounded up; ``inf`` means no finite bound holds (for
+    instance the margin ``|v_i| > τ`` is not certified for some row).
+
+    Attributes
+    ----------
+    W_frobenius, W_max : float
+        Bounds on ``‖Ŵ − W‖_F`` and ``max |Ŵ_ij − W_ij|``.
+    v_norm, v_max : float
+        Bounds on ``‖v̂ − v‖₂`` and ``max |v̂_i − v_i|``.
+
+    Examples
+    --------
+    >>> b = ErrorBound.from_entries([[3e-6, 4e-6]], [1e-7, 0.0])
+    >>> b.W_max, b.W_frobenius >= 5e-6, b.v_max
+    (4e-06, True, 1e-07)
+    """
+
+    W_frobenius: float
+    W_max: float
+    v_norm: float
+    v_max: float
+
+    @classmethod
+    def from_entries(cls, W_bounds, v_bounds) -> "ErrorBound":
+        """From per-entry bounds: the Frobenius and 2-norms are rounded up."""
+        w = [float(x) for row in W_bounds for x in row]
+        v = [float(x) for x in v_bounds]
+        return cls(_norm_up(w), max(w, default=0.0), _norm_up(v), max(v, default=0.0))
+
+    def to_json(self) -> dict:
+        return {"W_frobenius": self.W_frobenius, "W_max": self.W_max, "v_norm": self.v_norm, "v_max": self.v_max}
+
+
+def _norm_up(xs: list) -> float:
+    """An upper bound on the Euclidean norm of ``xs`` (each square, the sum and the root rounded up)."""
+    if any(math.isinf(x) for x in xs):
+        return math.inf
+    total = math.fsum(x * x for x in xs) * (1 + 2.0**-50)
+    return math.nextafter(math.sqrt(total) * (1 + 2.0**-50), math.inf) if total else 0.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +104,9 @@ class LearnResult:
         assumption was checked.
     details : mapping
         Learner-specific facts (the pivot and probe shifts, the sketch seed, ...).
+    error_bound : ErrorBound or None
+        Certified bounds on the parameter errors of an approximate result (the noisy
+        learners), under the stated ``assumptions``; ``None`` otherwise.
     """
 
     model: Any
@@ -75,6 +124,7 @@ class LearnResult:
     verification_queries: int = 0
     assumptions: tuple = ()
     details: Mapping = field(default_factory=dict)
+    error_bound: ErrorBound | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "seconds", MappingProxyType(dict(self.seconds)))
@@ -100,7 +150,13 @@ class LearnResult:
     def claim(self) -> str:
         """One line: exact or approximate, and under which assumptions."""
         if not self.exact:
-            text = "approximate" if self.error_estimate is None else f"approximate (error <= {self.error_estimate:.3g})"
+            if self.error_bound is not None:
+                b = self.error_bound
+                text = f"approximate (certified: ‖ΔW‖_F <= {b.W_frobenius:.3g}, ‖Δv‖ <= {b.v_norm:.3g})"
+            else:
+                text = "approximate" if self.error_estimate is None else f"approximate (error <= {self.error_estimate:.3g})"
         else:
             text = "exact" + (f" on grid {self.grid}" if self.grid else "")
+        if self.assumptions and self.error_bound is not None:
+            return f"{text}, assuming {'; '.join(self.assumptions)}"
         return text + (" " + ", ".join(self.assumptions) if self.assumptions else "")

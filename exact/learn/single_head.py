@@ -359,9 +359,10 @@ def learn_single_head(
             return [i - d for i in bad]
 
         if certify and isinstance(arith, CertifiedArithmetic) and arith.grid is None:
-            flat = arith.combine(answers, meas, plan.combos(), names, confirm=confirm, as_fmpq=True)
-            # the last confirmation replayed exactly this model: no rebuild, no re-replay
-            model = run.replayed or SingleHead._from_qmatrix(QMatrix(d, d, flat), v_exact)
+            arith.combine(answers, meas, plan.combos(), names, confirm=confirm, as_fmpq=True)
+            # identify returns once a confirmation fails nowhere, and that confirmation replayed
+            # the whole transcript against exactly the model of the values returned
+            model = run.replayed
         else:
             model = build(arith.combine(answers, meas, plan.combos(), names))
         return run.finish(
