@@ -471,6 +471,38 @@ class SingleHead:
         return cls(W, v)
 
     @classmethod
+    def gaussian(cls, d: int, *, seed=None, w_frobenius=2, v_norm=None) -> "SingleHead":
+        """A Gaussian head scaled to ``‖W‖_F <= w_frobenius`` (the noisy learners' instances).
+
+        ``W`` has i.i.d. standard normal entries, scaled (in float64, then rounded down in
+        magnitude by one part in 2^40) so that ``‖W‖_F`` is just below ``w_frobenius``;
+        ``v`` is standard normal, scaled to ``‖v‖₂ = v_norm`` when given.  Entries are
+        the exact binary values of float64 numbers.
+
+        >>> h = SingleHead.gaussian(4, seed=1)
+        >>> W, v = h.to_numpy()
+        >>> 2 - 1e-9 < float(np.linalg.norm(W)) <= 2
+        True
+        """
+        if not isinstance(d, int) or isinstance(d, bool) or d < 1:
+            raise ShapeError(f"d: expected an integer d >= 1, got {d!r}")
+        if seed is not None and not (isinstance(seed, int) and not isinstance(seed, bool) and seed >= 0):
+            raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
+        wf = float(to_fraction(w_frobenius, name="w_frobenius"))
+        if not wf > 0 or not np.isfinite(wf):
+            raise InvalidArgument(f"w_frobenius: expected a positive bound, got {w_frobenius!r}")
+        rng = np.random.default_rng(seed)
+        G = rng.standard_normal((d, d))
+        W = G * (wf * (1 - 2.0**-40) / np.linalg.norm(G))
+        v = rng.standard_normal(d)
+        if v_norm is not None:
+            vn = float(to_fraction(v_norm, name="v_norm"))
+            if not vn > 0:
+                raise InvalidArgument(f"v_norm: expected a positive norm, got {v_norm!r}")
+            v = v * (vn / np.linalg.norm(v))
+        return cls(W.tolist(), v.tolist())
+
+    @classmethod
     def from_factors(cls, K, Q, v, *, scale=1) -> "SingleHead":
         """The head with ``W = scale · Kᵀ Q`` (``K, Q`` of shape ``r × d``), so ``rank(W) <= r``.
 

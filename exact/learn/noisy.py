@@ -21,7 +21,7 @@ The paper's learner makes ``d² + d`` queries:
 interval that holds ``α`` only brings ``α̂`` closer, and ``σ⁻¹`` is ``L``-Lipschitz
 there with ``L = 1/(σ(λ)σ(−λ))`` (Lemma A.1: ``L < 5`` at ``λ = 1/2``), so
 
-    |Ŵ_ij − W_ij| <= L · min(ε_ij, σ(λ) − σ(−λ)) / (AB).
+    |Ŵ_ij − W_ij| <= min(L · min(ε_ij, σ(λ) − σ(−λ)), 2λ) / (AB).
 
 With ``|v̂_i| >= μ − τ``, ``R = 1`` and ``𝒲 >= 2`` this is the paper's
 ``L·τ(3𝒲² + 2σ(½)𝒲)/(μ − τ)``, and in Frobenius norm at most ``K·𝒲²·d·τ/μ`` with
@@ -200,7 +200,8 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
                 if eps is None or not certified:
                     bound[i, j] = math.inf
                 else:
-                    err = lip * _arb_min(eps, width) / AB + rounding
+                    # both logits lie in [−λ, λ], so |Δℓ| <= 2λ whatever the noise
+                    err = _arb_min(lip * _arb_min(eps, width), 2 * arb(to_fmpq(plan.lam))) / AB + rounding
                     bound[i, j] = _upper(err)
     v_out = np.array([float(x) for x in v_hat])
     v_bound = np.array([_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))
