@@ -325,3 +325,9 @@ def test_an_off_grid_value_names_both_causes_only_for_an_approximate_oracle():
         learn_single_head(CallableOracle(third, d=1, accuracy="1e-12"), grid="rational:2")
     with pytest.raises(OracleInconsistent, match=r"^v\[0\]: .*the value is not on the declared grid$"):
         learn_single_head(ExactOracle(SingleHead([[0]], ["1/3"])), grid="rational:2")
+
+
+def test_an_uncertifiable_ball_is_shown_to_six_significant_digits():
+    third = lambda X: float(np.asarray(X, dtype=float)[-1, 0]) / 3  # noqa: E731
+    with pytest.raises(PrecisionInsufficient, match=r"^v\[0\]: .*on grid dyadic:70 \(ball \[0\.333333, 0\.333333\]\); "):
+        learn_single_head(CallableOracle(third, d=1, accuracy="1e-12"), grid="dyadic:70")
