@@ -228,6 +228,9 @@ def test_an_exact_out_of_range_weight_is_inconsistent_not_imprecise():
         answer = ExactAnswer((fmpq(0), q, fmpq(0), q))  # (y·e^0 + y·e^0)/(e^0 + e^0) = y
         with pytest.raises(OracleInconsistent, match=r"softmax weight .* outside \(0, 1\)"):
             arith.combine([answer], [Measurement(Fraction(1, 2), Fraction(3))], [[(1, 0)]], ["x"])
+    answer = ExactAnswer((fmpq(0), fmpq(9, 2), fmpq(0), fmpq(9, 2)))  # α = (9/2 − 1/2)/3 = 4/3, shown to 5 digits
+    with pytest.raises(OracleInconsistent, match=r"^measurement #0 \(needed for x\): the answer implies a softmax weight \[1\.3333 \+/- 3\.34e-5\] outside"):
+        arith.combine([answer], [Measurement(Fraction(1, 2), Fraction(3))], [[(1, 0)]], ["x"])
 
 
 def test_scaled_measurements_divide_the_logit_with_and_without_a_grid():
