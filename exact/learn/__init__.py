@@ -10,6 +10,7 @@ from .driver import DEFAULT_CHECKS, Run, check_sequences
 from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
 from .noisy import learn_noisy, noisy_query_count
+from .noisy_frame import learn_noisy_frame
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
 
@@ -17,6 +18,7 @@ __all__ = [
     "LearnResult",
     "ErrorBound",
     "learn_noisy",
+    "learn_noisy_frame",
     "noisy_query_count",
     "Run",
     "DEFAULT_CHECKS",
