@@ -6,11 +6,12 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from exact import ExactOracle, NoisyOracle, SingleHead, learn_noisy
+from exact import ExactOracle, NoisyOracle, SingleHead, learn_noisy, learn_noisy_frame
 from exact.learn import noisy_query_count
 from exact.errors import InvalidArgument, InvalidNumber, OracleInconsistent
 from exact.noise import Adversarial
 from exact.learn.noisy import LIPSCHITZ_HALF, PaperPlan
+from exact.learn.noisy_frame import FramePlan
 
 NOISES = ["uniform:1e-4", "uniform:1e-8", "round:6", "float32", "adversarial:1e-6"]
 SIGMA_HALF = 1 / (1 + math.exp(-0.5))
@@ -28,22 +29,27 @@ def _within(result, truth) -> bool:
     return fro <= b.W_frobenius and mx <= b.W_max and vn <= b.v_norm and vm <= b.v_max
 
 
+LEARNERS = {"paper": learn_noisy, "frame": learn_noisy_frame}
+
+
+@pytest.mark.parametrize("learner", LEARNERS)
 @pytest.mark.parametrize("noise", NOISES)
 @pytest.mark.parametrize("d", [2, 4])
-def test_the_measured_error_never_exceeds_the_certified_bound(noise, d):
+def test_the_measured_error_never_exceeds_the_certified_bound(noise, d, learner):
     for seed in range(3):
         truth = SingleHead.gaussian(d, seed=seed)
-        r = learn_noisy(NoisyOracle(truth, noise, seed=seed), w_bound=2, token_norm=1)
+        r = LEARNERS[learner](NoisyOracle(truth, noise, seed=seed), w_bound=2, token_norm=1)
         assert r.queries == noisy_query_count(d) == d * d + d and not r.exact
         assert r.certificate is None and r.error_bound is not None
         assert _within(r, truth), (noise, seed, _errors(r, truth), r.error_bound)
 
 
-def test_probes_respect_the_token_budget_and_count_exactly():
+@pytest.mark.parametrize("learner", LEARNERS)
+def test_probes_respect_the_token_budget_and_count_exactly(learner):
     truth = SingleHead.gaussian(3, seed=0)
     for R in (Fraction(1), Fraction(1, 3), Fraction(5, 2)):
         oracle = NoisyOracle(truth, "uniform:1e-6", seed=1)
-        r = learn_noisy(oracle, w_bound=2, token_norm=R)
+        r = LEARNERS[learner](oracle, w_bound=2, token_norm=R)
         assert oracle.count == r.queries == 12
         norms = [math.sqrt(sum(float(x) ** 2 for x in row)) for q in oracle.transcript for row in q.X.dense()]
         assert max(norms) <= float(R) * (1 + 1e-12)
@@ -131,6 +137,27 @@ def test_the_plan_is_the_paper_s_and_shrinks_only_below_its_norm():
     assert PaperPlan.make(3, w_bound=Fraction(1, 2)).token_norm == Fraction(5, 2)  # max(1, a + b)
 
 
+def test_the_frame_learner_beats_the_paper_at_equal_queries_and_budget():
+    ratios = []
+    for seed in range(5):
+        truth = SingleHead.gaussian(8, seed=seed)
+        errs = [_errors(fn(NoisyOracle(truth, "uniform:1e-6", seed=seed), w_bound=2, token_norm=1), truth)[0]
+                for fn in (learn_noisy, learn_noisy_frame)]
+        ratios.append(errs[0] / errs[1])
+    assert min(ratios) >= 3 and float(np.median(ratios)) >= 10
+
+
+def test_the_frame_is_at_45_degrees_and_within_budget():
+    v = [Fraction(3), Fraction(-4), Fraction(1, 10)]
+    plan = FramePlan.make(v, [Fraction(0)] * 3, w_bound=2, token_norm=1, tau=1e-6)
+    vn = math.sqrt(sum(float(x) ** 2 for x in v))
+    for row in plan.rows():
+        u = np.array([float(row.get(i, 0)) for i in range(3)])
+        cos = abs(u @ np.array([float(x) for x in v])) / (np.linalg.norm(u) * vn)
+        assert cos >= 1 / math.sqrt(2) - 1e-9  # every probe direction within 45° of v
+    assert plan.max_token_norm() <= 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("d", [4, 8, 16, 32])
 def test_bound_validity_sweep(d):
@@ -139,5 +166,6 @@ def test_bound_validity_sweep(d):
         for noise in ("uniform", "adversarial"):
             for seed in range(20):
                 truth = SingleHead.gaussian(d, seed=seed)
-                r = learn_noisy(NoisyOracle(truth, f"{noise}:{tau}", seed=seed), w_bound=2, token_norm=1)
-                assert _within(r, truth)
+                for fn in (learn_noisy, learn_noisy_frame):
+                    r = fn(NoisyOracle(truth, f"{noise}:{tau}", seed=seed), w_bound=2, token_norm=1)
+                    assert _within(r, truth)
