@@ -11,6 +11,7 @@ Subcommands::
     exact-attention random single-head --d D --seed S [--grid G]     print a model JSON
     exact-attention random low-rank --d D --rank R --seed S
     exact-attention learn single-head --model FILE [--mode M] [--json]
+    exact-attention learn single-head --model FILE --noise uniform:1e-6 [--learner paper|frame] --w-bound WB
     exact-attention learn low-rank --model FILE [--rank R] [--method sketch|cs] [--json]
     exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
@@ -38,6 +39,7 @@ from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .grids import parse_grid
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
 from .models import SingleHead
+from .noise import NOISE_KINDS, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
 from .oracles import ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
@@ -112,6 +114,13 @@ def _positive_float(text: str) -> float:
     if q <= 0 or q > 10**6:
         raise argparse.ArgumentTypeError(f"expected a positive number up to 1e6, got {text[:40]!r}")
     return float(q)
+
+
+def _noise(text: str):
+    try:
+        return parse_noise(text)
+    except ExactAttentionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _grid(text: str) -> str:
@@ -212,8 +221,17 @@ def _learn_parser(sub) -> None:
         lc.set_defaults(specs={s.method: s for s in specs})
         lc.add_argument("--model", required=True, help="model JSON file ('-' for stdin)")
         if len(specs) > 1:
-            lc.add_argument("--method", choices=[s.method for s in specs], default=specs[0].method,
+            lc.add_argument("--method", choices=[s.method for s in specs], default=None,
                             help=f"which learner (default {specs[0].method})")
+        noisy = [s for s in specs if s.method.startswith("noisy-")]
+        if noisy:
+            lc.add_argument("--learner", choices=[s.method.removeprefix("noisy-") for s in noisy], default=None,
+                            help="a noisy-oracle learner: 'paper' (Theorem 6.1's probes) or 'frame' (the improved "
+                            "45° frame); the default with --noise is 'frame'")
+        lc.add_argument("--noise", type=_noise, default=None,
+                        help=f"add noise to the simulated oracle's answers: {', '.join(NOISE_KINDS)} "
+                        "(τ exact, e.g. 1e-6 or 1/1000)")
+        lc.add_argument("--noise-seed", type=_int_type(0), default=None, help="seed of the noise (default 0)")
         modes = sorted({m for s in specs if s.exact for m in s.modes})
         lc.add_argument("--mode", choices=modes, default=None,
                         help="the arithmetic (default: certified for the exact oracle or with --grid, else float)")
@@ -235,10 +253,15 @@ def _learn_parser(sub) -> None:
                 if opt.name in seen:
                     continue
                 seen.add(opt.name)
-                owners = [s.method for s in specs if any(o.name == opt.name for o in s.options)]
-                where = "" if len(owners) == len(specs) else f"[{'|'.join(owners)}] "
-                lc.add_argument(opt.flag, dest=opt.name, type=_OPTION_TYPES[opt.kind](opt), default=None,
-                                help=where + opt.help + (f" (default {opt.default})" if opt.default is not None else ""))
+                owned = [(s.method, o) for s in specs for o in s.options if o.name == opt.name]
+                helps = {(o.help, o.default) for _, o in owned}
+                if len(helps) > 1:  # the learners use it differently: say how each does
+                    text = "; ".join(f"[{m}] {o.help}" + (f" (default {o.default})" if o.default is not None else "")
+                                     + (" (required)" if o.required else "") for m, o in owned)
+                else:
+                    where = "" if len(owned) == len(specs) else f"[{'|'.join(m for m, _ in owned)}] "
+                    text = where + opt.help + (f" (default {opt.default})" if opt.default is not None else "")
+                lc.add_argument(opt.flag, dest=opt.name, type=_OPTION_TYPES[opt.kind](opt), default=None, help=text)
         lc.add_argument("--json", action="store_true", help="print the result as JSON")
         lc.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (with transcript) here")
         lc.add_argument("--quiet", action="store_true", help="no progress bar on stderr")
@@ -257,8 +280,30 @@ def _cmd_random(args) -> int:
     return 0
 
 
+def _learner_spec(args):
+    """The learner the options select: ``--method``, or ``--learner`` (noisy), or the default;
+    ``--noise`` without either picks the improved noisy learner."""
+    method = getattr(args, "method", None)
+    learner = getattr(args, "learner", None)
+    if learner is not None:
+        if method is not None and method != f"noisy-{learner}":
+            raise InvalidArgument(f"--learner {learner}: conflicts with --method {method}")
+        method = f"noisy-{learner}"
+    if method is None and args.noise is not None and "noisy-frame" in args.specs:
+        method = "noisy-frame"
+    spec = args.specs[method or next(iter(args.specs))]
+    if args.noise is not None and spec.exact:
+        noisy = sorted(s.method.removeprefix("noisy-") for s in args.specs.values() if s.method.startswith("noisy-"))
+        pointer = (f"; learn a noisy oracle with --learner {'|'.join(noisy)}" if noisy
+                   else "; noisy oracles are learned by 'learn single-head --learner paper|frame'")
+        raise InvalidArgument(
+            f"--noise: learner {spec.name!r} is exact and needs exact answers (or a declared grid), not noise{pointer}"
+        )
+    return spec
+
+
 def _cmd_learn(args) -> int:
-    spec = args.specs[getattr(args, "method", None) or next(iter(args.specs))]
+    spec = _learner_spec(args)
     model = load_model(args.model)
     if getattr(model, "kind", None) != spec.model_kind:
         raise InvalidArgument(f"{args.model}: learner {spec.name!r} learns {spec.model_kind} models, got a {model.kind}")
@@ -274,6 +319,10 @@ def _cmd_learn(args) -> int:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
                 raise InvalidArgument(f"{opt.flag}: applies to --method {s.method}, not {spec.method}")
     oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
+    if args.noise is not None:
+        oracle = NoisyOracle(oracle, args.noise, seed=0 if args.noise_seed is None else args.noise_seed)
+    elif args.noise_seed is not None:
+        raise InvalidArgument("--noise-seed: applies only with --noise")
     if spec.exact:
         kwargs.update(checks=args.checks, check_seed=args.check_seed)
         if args.mode is not None:
@@ -307,17 +356,34 @@ def _cmd_learn(args) -> int:
         with terminal_reporter(quiet=args.quiet):
             report = result.certificate.check()
     same = result.model == model
-    ok = (same or not result.exact) and (report is None or report.holds)
+    measured = _measured_errors(result.model, model) if result.error_bound is not None else None
+    within = measured is None or _within_bound(measured, result.error_bound)
+    ok = (same or not result.exact) and (report is None or report.holds) and within
     if args.json:
         out = result_to_json(result)
         out["equals_model"] = same
+        if measured is not None:
+            out["measured_error"] = measured
+            out["within_bound"] = within
         if report is not None:
             out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": _covers(report.scope),
                                   "message": report.message}
         print(json.dumps(out, indent=1))
     else:
-        _print_result(result, model, spec, report, same)
+        _print_result(result, model, spec, report, same, measured)
     return 0 if ok else EXIT_FAIL
+
+
+def _measured_errors(learned, model) -> dict:
+    """The errors of a noisy learner's result against the model file (what the bound must cover)."""
+    W, v = (np.array(x, dtype=float) for x in learned.to_numpy())
+    Wt, vt = (np.array(x, dtype=float) for x in model.to_numpy())
+    return {"W_frobenius": float(np.linalg.norm(W - Wt)), "W_max": float(np.abs(W - Wt).max()),
+            "v_norm": float(np.linalg.norm(v - vt)), "v_max": float(np.abs(v - vt).max())}
+
+
+def _within_bound(measured: dict, bound) -> bool:
+    return all(measured[k] <= v for k, v in bound.to_json().items())
 
 
 #: Measured costs per query of a certified exact learn (oracle, identification, replay and
@@ -361,7 +427,7 @@ def _claim(result, spec, model) -> str:
     return f"{spec.count_formula} = {spec.query_count(d)}"
 
 
-def _print_result(result, model, spec, report, same: bool) -> None:
+def _print_result(result, model, spec, report, same: bool, measured: dict | None = None) -> None:
     print(f"mode        {result.mode}" + (f" (grid {result.grid})" if result.grid else ""))
     print(f"queries     {result.queries} ({_claim(result, spec, model)}), longest sequence {result.max_length}")
     checks = result.details.get("checks", {})
@@ -382,6 +448,13 @@ def _print_result(result, model, spec, report, same: bool) -> None:
     elif result.mode in ("certified", "symbolic"):
         print(f"exact       not claimed: identified on grid {result.grid} but not confirmed by a replay")
         print(f"certificate {report.message}" if report is not None else "certificate none")
+    elif result.error_bound is not None and measured is not None:
+        b = result.error_bound
+        print(f"bound       certified ‖ΔW‖_F <= {b.W_frobenius:.3g}, max |ΔW_ij| <= {b.W_max:.3g}, "
+              f"‖Δv‖ <= {b.v_norm:.3g} ({'; '.join(result.assumptions)})")
+        verdict = "yes" if _within_bound(measured, b) else "NO: the bound does not hold"
+        print(f"measured    ‖ΔW‖_F = {measured['W_frobenius']:.3g}, max |ΔW_ij| = {measured['W_max']:.3g}, "
+              f"‖Δv‖ = {measured['v_norm']:.3g} against the model file; within the bound: {verdict}")
     elif result.error_estimate is not None:
         print(f"error       estimated <= {result.error_estimate:.3g}")
     else:

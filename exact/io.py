@@ -116,6 +116,8 @@ def result_to_json(result, *, certificate: bool = False) -> dict:
         "seconds": {k: round(v, 6) for k, v in result.seconds.items()},
         "details": {k: (list(v) if isinstance(v, tuple) else v) for k, v in result.details.items()},
     }
+    if result.error_bound is not None:
+        out["error_bound"] = result.error_bound.to_json()
     if result.certificate is not None:
         out["certificate_kind"] = result.certificate.kind
         if certificate:

@@ -41,7 +41,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from .. import registry
-from ..errors import InvalidArgument, NotIdentifiable
+from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
 from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
@@ -205,6 +205,11 @@ def decode_frame(plan: FramePlan, v_hat, tau_v, values, errors):
                 T[k][j] = t
                 if certified:
                     eps = (arb(to_fmpq(tau + beta * tau_v[j])) + arb(c_hi) * to_fmpq(g * spread)) / abs(arb(to_fmpq(g * s)))
+                    if alpha != clipped and abs(arb(alpha) - arb(clipped)) > eps:
+                        raise OracleInconsistent(
+                            f"answer #{d + m} proves ‖W‖_F > w_bound = {plan.w_bound} (its softmax weight lies "
+                            "outside the range that bound allows, by more than the noise can explain): raise --w-bound"
+                        )
                     cap = 2 * arb(to_fmpq(lam))
                     dl = lip * _min(eps, width)
                     E[k][j] = _min(dl, cap) / to_fmpq(beta * g)
@@ -290,6 +295,12 @@ def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
             values.append(y)
             errors.append(to_fraction(oracle.error_bound(a), name="error bound") + r)
         W, bound = decode_frame(plan, v_hat, tau_v, values, errors)
+        far = ErrorBound.from_entries(bound, []).W_frobenius
+        if math.sqrt(math.fsum(float(x) ** 2 for x in W.ravel())) * (1 - 2.0**-40) > float(W_bound) + far:
+            raise OracleInconsistent(
+                f"the answers prove ‖W‖_F > w_bound = {W_bound} (the estimate lies further than its certified "
+                "bound outside that ball): raise --w-bound"
+            )
         W, slack = _project(W, W_bound)
         projected = slack is not None
         v = np.array([float(x) for x in v_hat])
