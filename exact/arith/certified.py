@@ -266,20 +266,20 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list:
     no other candidate of denominator at most ``q`` lies within ``tol``.  Denominators
     stop at :data:`MAX_GUESS_DENOMINATOR`, numerators at 2^53 (exact in float64).
 
-    >>> x = np.array([1 / 3, 3.14159, -0.5, 2.0, 22 / 7, 1 / 3, 0.7])
-    >>> tol = np.array([1e-12, 2e-3, 0.0, 0.25, 1 / 196, 1 / 196 + 1e-9, np.inf])
+    >>> x = np.array([1 / 3, 3.14159, -0.5, 2.0, 0.45, 0.45, 1 / 3, 0.7])
+    >>> tol = np.array([1e-12, 2e-3, 0.0, 0.25, 1 / 16, 1 / 16 + 1e-9, 1 / 196 + 1e-9, np.inf])
     >>> [str(g) for g in _convergents_within(x, tol)]
-    ['1/3', '22/7', '-1/2', '2', '22/7', '1/3', 'None']
+    ['1/3', '22/7', '-1/2', '2', '1/2', 'None', '1/3', 'None']
     """
     out: list = [None] * len(x)
-    qmax = np.minimum(np.floor(0.5 / np.sqrt(np.maximum(tol, 2.0**-104))), MAX_GUESS_DENOMINATOR)
     active = np.isfinite(x) & (tol <= 0.25)
     r = np.where(active, x, 0.0)
     p0, q0, p1, q1 = np.zeros_like(r), np.ones_like(r), np.ones_like(r), np.zeros_like(r)
     while active.any():
         a = np.floor(r)
         p0, q0, p1, q1 = p1, q1, a * p1 + p0, a * q1 + q0
-        active &= (q1 <= qmax) & (np.abs(p1) <= 2.0**53)
+        with np.errstate(all="ignore"):
+            active &= (q1 * q1 * tol <= 0.25) & (q1 <= MAX_GUESS_DENOMINATOR) & (np.abs(p1) <= 2.0**53)
         with np.errstate(all="ignore"):
             hit = active & (np.abs(x - p1 / q1) <= tol)
         for i in np.flatnonzero(hit).tolist():
