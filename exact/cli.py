@@ -228,6 +228,10 @@ def _learn_parser(sub) -> None:
             lc.add_argument("--learner", choices=[s.method.removeprefix("noisy-") for s in noisy], default=None,
                             help="a noisy-oracle learner: 'paper' (Theorem 6.1's probes) or 'frame' (the improved "
                             "45° frame); the default with --noise is 'frame'")
+        if any(s.method == "threshold" for s in specs):
+            lc.add_argument("--threshold", action="store_true",
+                            help="the black box answers only bits [f(X) >= θ]: bisect each value to ±--epsilon, "
+                            "then run --learner paper|frame (default paper)")
         lc.add_argument("--noise", type=_noise, default=None,
                         help=f"add noise to the simulated oracle's answers: {', '.join(NOISE_KINDS)} "
                         "(τ exact, e.g. 1e-6 or 1/1000)")
@@ -285,6 +289,10 @@ def _learner_spec(args):
     ``--noise`` without either picks the improved noisy learner."""
     method = getattr(args, "method", None)
     learner = getattr(args, "learner", None)
+    if getattr(args, "threshold", False):
+        if method not in (None, "threshold") or args.noise is not None:
+            raise InvalidArgument("--threshold: the black box answers bits; it takes neither --method nor --noise")
+        return args.specs["threshold"]
     if learner is not None:
         if method is not None and method != f"noisy-{learner}":
             raise InvalidArgument(f"--learner {learner}: conflicts with --method {method}")
@@ -314,6 +322,8 @@ def _cmd_learn(args) -> int:
             kwargs[opt.name] = value
         elif opt.required:
             raise InvalidArgument(f"{opt.flag}: learner {spec.name!r} needs it ({opt.help})")
+    if spec.method == "threshold" and args.learner is not None:
+        kwargs["learner"] = args.learner
     for s in args.specs.values():  # options given for another method are an error, not silently ignored
         for opt in s.options:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
@@ -450,6 +460,10 @@ def _print_result(result, model, spec, report, same: bool, measured: dict | None
         print(f"certificate {report.message}" if report is not None else "certificate none")
     elif result.error_bound is not None and measured is not None:
         b = result.error_bound
+        if "bit_queries" in result.details:
+            print(f"bits        {result.details['bit_queries']} threshold bits for {result.queries} value queries "
+                  f"(full-range bisection: {result.details['full_range_bits']}; prior misses: "
+                  f"{result.details['prior_misses']}; each value to ±{result.details['epsilon']})")
         print(f"bound       certified ‖ΔW‖_F <= {b.W_frobenius:.3g}, max |ΔW_ij| <= {b.W_max:.3g}, "
               f"‖Δv‖ <= {b.v_norm:.3g} ({'; '.join(result.assumptions)})")
         verdict = "yes" if _within_bound(measured, b) else "NO: the bound does not hold"

@@ -118,6 +118,7 @@ def result_to_json(result, *, certificate: bool = False) -> dict:
     }
     if result.error_bound is not None:
         out["error_bound"] = result.error_bound.to_json()
+        out["bit_queries"] = result.details.get("bit_queries", 0)
     if result.certificate is not None:
         out["certificate_kind"] = result.certificate.kind
         if certificate:

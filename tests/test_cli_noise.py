@@ -103,3 +103,29 @@ def test_noise_on_an_exact_only_command_points_at_the_noisy_learners(capsys, tmp
     path.write_text(json.dumps(SingleHead.random(3, seed=1, rank=1).to_json()))
     rc, _, err = run(capsys, "learn", "low-rank", "--model", path, "--rank", 1, "--noise", "uniform:1e-6")
     assert rc == 2 and "learn single-head --learner paper|frame" in assert_one_line_error(err, ERROR_PREFIX)
+
+
+def test_threshold_learning_reports_bits_and_a_bound_that_holds(capsys, gaussian4):
+    rc, out, err = run(capsys, "learn", "single-head", "--model", gaussian4, "--threshold", "--epsilon", "1e-5",
+                       "--v-bound", 10, "--w-bound", 2, "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["learner"] == "threshold" and result["queries"] == 20 and result["within_bound"] is True
+    assert 0 < result["bit_queries"] <= 0.8 * result["details"]["full_range_bits"]
+    rc, out, _ = run(capsys, "learn", "single-head", "--model", gaussian4, "--threshold", "--epsilon", "1e-5",
+                     "--v-bound", 10, "--w-bound", 2, "--learner", "frame", "--quiet")
+    assert rc == 0 and "threshold bits for 20 value queries" in out and "prior misses: 0" in out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--threshold", "--noise", "uniform:1e-6", "--epsilon", "1e-5", "--v-bound", 1, "--w-bound", 2],
+         "--threshold: the black box answers bits; it takes neither --method nor --noise"),
+        (["--threshold", "--v-bound", 1, "--w-bound", 2], "--epsilon: learner 'threshold' needs it"),
+        (["--threshold", "--epsilon", "1e-5", "--w-bound", 2], "--v-bound: learner 'threshold' needs it"),
+    ],
+)
+def test_threshold_option_errors_exit_2(capsys, gaussian4, argv, message):
+    rc, _, err = run(capsys, "learn", "single-head", "--model", gaussian4, *argv)
+    assert rc == 2 and message in assert_one_line_error(err)

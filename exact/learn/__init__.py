@@ -11,6 +11,7 @@ from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
 from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
+from .threshold import learn_threshold
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
 
@@ -19,6 +20,7 @@ __all__ = [
     "ErrorBound",
     "learn_noisy",
     "learn_noisy_frame",
+    "learn_threshold",
     "noisy_query_count",
     "Run",
     "DEFAULT_CHECKS",
