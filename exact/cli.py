@@ -41,7 +41,7 @@ from .io import certificate_to_json, dump_json, load_certificate, load_model, re
 from .models import SingleHead
 from .noise import NOISE_KINDS, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
-from .oracles import ExactOracle, FloatOracle
+from .oracles import BaseOracle, ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
 
 __all__ = ["main", "build_parser"]
@@ -328,7 +328,7 @@ def _cmd_learn(args) -> int:
         for opt in s.options:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
                 raise InvalidArgument(f"{opt.flag}: applies to --method {s.method}, not {spec.method}")
-    oracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
+    oracle: BaseOracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
     if args.noise is not None:
         oracle = NoisyOracle(oracle, args.noise, seed=0 if args.noise_seed is None else args.noise_seed)
     elif args.noise_seed is not None:

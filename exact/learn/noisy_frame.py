@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from flint import arb, ctx, fmpq
@@ -111,7 +112,7 @@ class FramePlan:
         norms = [math.sqrt(sum(float(x) ** 2 for x in r.values())) for r in rows]
         tv = max((float(t) for t in tau_v), default=0.0)
         Rf, Wf = float(R), float(W)
-        best = None
+        best: tuple[float, float, float] | None = None
         for i in range(1, 64):  # β = R·cos θ, g <= R·sin θ: with the sign s_kj, β² + g² <= R² suffices
             theta = math.pi / 2 * i / 64
             for frac in (1.0, 0.75, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01):
@@ -119,6 +120,7 @@ class FramePlan:
                 score = _proxy(beta, g, Wf, max(tau, 1e-300), tv, vnorm)
                 if best is None or score < best[0]:
                     best = (score, beta, g)
+        assert best is not None
         _, beta, g = best
         # exact scales, rounded down so that every token stays within the budget
         shrink = 1 - 2.0**-20
@@ -185,8 +187,8 @@ def decode_frame(plan: FramePlan, v_hat, tau_v, values, errors):
     W = np.zeros((d, d))
     bound = np.full((d, d), math.inf)
     with ctx.workprec(_PREC):
-        T = [[None] * d for _ in range(d)]
-        E = [[None] * d for _ in range(d)]
+        T: list[list[Any]] = [[None] * d for _ in range(d)]
+        E: list[list[Any]] = [[None] * d for _ in range(d)]
         for k, row in enumerate(rows):
             g = plan.gamma[k]
             lam = beta * g * plan.w_bound * _sqrt_up(sum((x * x for x in row.values()), Fraction(0)))  # >= βγ_k‖u_k‖𝒲
