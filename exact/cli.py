@@ -39,7 +39,7 @@ from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .grids import parse_grid
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
 from .models import SingleHead
-from .noise import NOISE_KINDS, NoisyOracle, parse_noise
+from .noise import NOISE_KINDS, Adversarial, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
 from .oracles import BaseOracle, ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
@@ -330,7 +330,12 @@ def _cmd_learn(args) -> int:
                 raise InvalidArgument(f"{opt.flag}: applies to --method {s.method}, not {spec.method}")
     oracle: BaseOracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
     if args.noise is not None:
-        oracle = NoisyOracle(oracle, args.noise, seed=0 if args.noise_seed is None else args.noise_seed)
+        noise = args.noise
+        if isinstance(noise, Adversarial) and noise.strategy is None and spec.adversary is not None:
+            # the simulated black box's adversary knows the model and the learner it faces
+            options = {k: v for k, v in kwargs.items() if k in ("w_bound", "token_norm")}
+            noise = Adversarial(noise.tau, spec.adversary(model, tau=noise.tau, **options))
+        oracle = NoisyOracle(oracle, noise, seed=0 if args.noise_seed is None else args.noise_seed)
     elif args.noise_seed is not None:
         raise InvalidArgument("--noise-seed: applies only with --noise")
     if spec.exact:

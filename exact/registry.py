@@ -93,6 +93,9 @@ class LearnerSpec:
         of a failed verification ("a single head of rank <= 2"); default from ``model_kind``.
     options : tuple of Option
         Keyword options offered on the command line.
+    adversary : callable or None
+        For noisy learners: ``adversary(truth, tau=τ, **options) -> strategy``, a
+        learner-aware choice of noise for :class:`~exact.noise.Adversarial`.
     command, method : str
         The command line's ``learn COMMAND [--method METHOD]`` for this learner.
     """
@@ -111,6 +114,7 @@ class LearnerSpec:
     unchecked: Callable = field(default=lambda conditions: (), repr=False)
     model_class: Callable = field(default=None, repr=False)  # type: ignore[assignment]
     options: tuple = ()
+    adversary: Callable | None = field(default=None, repr=False)
     command: str = ""
     method: str = ""
 

@@ -129,3 +129,14 @@ def test_threshold_learning_reports_bits_and_a_bound_that_holds(capsys, gaussian
 def test_threshold_option_errors_exit_2(capsys, gaussian4, argv, message):
     rc, _, err = run(capsys, "learn", "single-head", "--model", gaussian4, *argv)
     assert rc == 2 and message in assert_one_line_error(err)
+
+
+def test_the_command_line_adversary_knows_the_learner_it_faces(capsys, gaussian4):
+    errors = {}
+    for noise in ("adversarial:1e-6", "uniform:1e-6"):
+        rc, out, _ = run(capsys, "learn", "single-head", "--model", gaussian4, "--noise", noise, "--learner", "paper",
+                         "--w-bound", 2, "--token-norm", 1, "--json", "--quiet")
+        result = json.loads(out)
+        assert rc == 0 and result["within_bound"] is True
+        errors[noise] = result["measured_error"]["W_frobenius"]
+    assert errors["adversarial:1e-6"] > 2 * errors["uniform:1e-6"]

@@ -12,6 +12,7 @@ from .low_rank_cs import cs_measurements, learn_low_rank_cs
 from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
 from .threshold import learn_threshold
+from .adversary import adversary
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
 
@@ -21,6 +22,7 @@ __all__ = [
     "learn_noisy",
     "learn_noisy_frame",
     "learn_threshold",
+    "adversary",
     "noisy_query_count",
     "Run",
     "DEFAULT_CHECKS",
