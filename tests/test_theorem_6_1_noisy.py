@@ -169,3 +169,22 @@ def test_bound_validity_sweep(d):
                 for fn in (learn_noisy, learn_noisy_frame):
                     r = fn(NoisyOracle(truth, f"{noise}:{tau}", seed=seed), w_bound=2, token_norm=1)
                     assert _within(r, truth)
+
+
+def test_a_float64_black_box_receives_exactly_the_probes_and_the_frame_learner_is_near_exact():
+    """Probe entries are float64 numbers, so a float64 model sees the very probes the bound is
+    about; at τ = 0 with |W_ij| <= 50 the frame learner's error is at rounding level."""
+    from exact import FloatOracle
+
+    for seed in range(3):
+        rng = np.random.default_rng(seed)
+        W = rng.uniform(-50, 50, (6, 6))
+        truth = SingleHead(W.tolist(), rng.standard_normal(6).tolist())
+        for fn in (learn_noisy, learn_noisy_frame):
+            r = fn(FloatOracle(truth), w_bound=float(np.linalg.norm(W)) * 1.01, token_norm=1)
+            Wh = np.array(r.model.to_numpy()[0])
+            assert np.isfinite(Wh).all() and np.abs(Wh - W).max() <= r.error_bound.W_max
+            if fn is learn_noisy_frame:
+                assert np.abs(Wh - W).max() <= 1e-11
+    R = PaperPlan.make(2, w_bound=Fraction(3, 2)).token_norm  # the default max(1, 1/2 + 2/3) = 7/6, as a float64
+    assert Fraction(float(R)) == R <= Fraction(7, 6) < R + Fraction(1, 2**52)

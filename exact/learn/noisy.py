@@ -50,7 +50,7 @@ from flint import arb, ctx, fmpq
 from .. import registry
 from ..errors import InvalidArgument, OracleInconsistent
 from ..models import SingleHead
-from ..numbers import ball_interval, to_fmpq, to_fraction
+from ..numbers import ball_interval, floor_log2, to_fmpq, to_fraction
 from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
@@ -75,6 +75,16 @@ def noisy_query_count(d: int) -> int:
     272
     """
     return d * d + d
+
+
+def float_down(q: Fraction) -> Fraction:
+    """The largest float64 value ``<= q`` (``q > 0``), exactly: probes are float64 numbers.
+
+    >>> float_down(Fraction(5, 6)) <= Fraction(5, 6) < float_down(Fraction(5, 6)) + Fraction(1, 2**53)
+    True
+    """
+    f = Fraction(float(q))
+    return f if f <= q else Fraction(math.nextafter(float(q), 0.0))
 
 
 def _positive(value, name: str) -> Fraction:
@@ -106,9 +116,16 @@ class PaperPlan:
         """The paper's probes; ``token_norm`` defaults to their largest norm ``max(1, a + b)``."""
         W = _positive(w_bound, "w_bound")
         a, b = PAPER_A, 1 / W
-        R = max(Fraction(1), a + b) if token_norm is None else _positive(token_norm, "token_norm")
+        R = float_down(max(Fraction(1), a + b) if token_norm is None else _positive(token_norm, "token_norm"))
         s = min(Fraction(1), R / (a + b))
-        return cls(d, W, R, s * a, s * b)
+        # Probe entries are float64 numbers, so a float64 black box receives exactly these
+        # probes: A and B are rounded down (the token norms only shrink) to a common grid
+        # fine enough for A, B and A + B to have at most 53 significant bits.
+        grid = Fraction(2) ** (floor_log2(max(s * a, s * b)) - 50)
+        A, B = (math.floor(x / grid) * grid for x in (s * a, s * b))
+        if B == 0:
+            raise InvalidArgument(f"w_bound: {w_bound!r} is too large for float64 probes (1/𝒲 is below 2^-50·R)")
+        return cls(d, W, R, A, B)
 
     @property
     def lam(self) -> Fraction:

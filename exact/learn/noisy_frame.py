@@ -5,7 +5,7 @@ The paper's probes read ``W_ij`` through ``v_i``: its bound divides by the small
 ``𝒲²/μ``.  This learner changes the probes, not the count:
 
 1. ``v̂ = f([R·e_i])/R`` as before (``d`` queries).
-2. **A 45° frame.**  ``n ≈ v̂/‖v̂‖`` (rounded to 30 bits, so probes stay short) and
+2. **A 45° frame.**  ``n ≈ v̂/‖v̂‖`` (on the grid 2^-40, so probes stay short) and
    ``σ_k = sign(n_k)``; the probe directions are the rows ``u_k = e_k + σ_k·n``.  Each
    makes about 45° with ``v``: ``|vᵀu_k| = |v_k| + ‖v‖·(nᵀv̂/‖v̂‖) >= ‖v̂‖(1 − …)``, so no
    coordinate of ``v`` needs a margin.  ``U = I + σnᵀ`` is inverted exactly
@@ -47,21 +47,19 @@ from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import _PREC, _positive, _upper, _value, noisy_query_count
+from .noisy import _PREC, _positive, _upper, _value, float_down, noisy_query_count
 from .result import ErrorBound, LearnResult
 
 __all__ = ["learn_noisy_frame", "FramePlan", "SPEC"]
 
-_DIRECTION_BITS = 30  # n is rounded to this many bits: probes stay short rationals
+_DIRECTION_BITS = 40  # n lies on the grid 2^-40: probes stay short, float64-exact rationals
 
 
-def _dyadic(x: float, bits: int) -> Fraction:
-    """``x`` rounded to a multiple of ``2^(e − bits)`` (``e`` its binary exponent)."""
-    if x == 0:
-        return Fraction(0)
+def _dyadic_down(x: float, bits: int) -> Fraction:
+    """``x > 0`` rounded down to ``bits`` significant bits."""
     e = math.frexp(x)[1]
     step = Fraction(2) ** (e - bits)
-    return round(Fraction(x) / step) * step
+    return math.floor(Fraction(x) / step) * step
 
 
 def _sigma(x: float) -> float:
@@ -84,7 +82,7 @@ class FramePlan:
 
     >>> plan = FramePlan.make([Fraction(3), Fraction(-4)], [Fraction(0)] * 2, w_bound=2, token_norm=1, tau=1e-6)
     >>> [float(x) for x in plan.n], plan.sigma
-    ([0.599999999627471, -0.7999999998137355], (1, -1))
+    ([0.6000000000003638, -0.8000000000001819], (1, -1))
     >>> len(plan.sequences()), plan.max_token_norm() <= 1
     (4, True)
     """
@@ -106,7 +104,7 @@ class FramePlan:
         vnorm = float(np.linalg.norm(v))
         if not vnorm > 0:
             raise NotIdentifiable("v̂ = 0: no probe can read W through v (f does not depend on W)")
-        n = tuple(_dyadic(x, _DIRECTION_BITS) for x in v / vnorm)
+        n = tuple(round(Fraction(float(x)) * 2**_DIRECTION_BITS) / Fraction(2**_DIRECTION_BITS) for x in v / vnorm)
         sigma = tuple(1 if x >= 0 else -1 for x in n)
         rows = [_row(d, k, n, sigma) for k in range(d)]
         norms = [math.sqrt(sum(float(x) ** 2 for x in r.values())) for r in rows]
@@ -122,10 +120,14 @@ class FramePlan:
                     best = (score, beta, g)
         assert best is not None
         _, beta, g = best
-        # exact scales, rounded down so that every token stays within the budget
+        # Exact scales, rounded down so that every token stays within the budget, and short:
+        # n lies on the grid 2^-40, each γ_k has a 6-bit mantissa and β lies on a grid 2^45
+        # times finer than the γ_k, so every probe entry (γ_k·u_kj ± β) is a float64 number
+        # and a float64 black box receives exactly these probes.
         shrink = 1 - 2.0**-20
-        b = _dyadic(beta * shrink, 40)
-        gammas = tuple(_dyadic(g * shrink / nk, 40) for nk in norms)
+        gammas = tuple(_dyadic_down(g * shrink / nk, 6) for nk in norms)
+        grid = Fraction(2) ** (min(math.frexp(float(x))[1] for x in gammas) - 1 - 45)
+        b = math.floor(Fraction(beta * shrink) / grid) * grid
         plan = cls(d, W, R, n, sigma, b, gammas)
         if plan.max_token_norm() > R:  # pragma: no cover - the shrink margin covers float rounding
             raise InvalidArgument("token_norm: internal error, a probe token exceeds the budget")
@@ -280,7 +282,8 @@ def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
     """
     d = oracle_dimension(oracle)
     W_bound = _positive(w_bound, "w_bound")
-    R = max(Fraction(1), Fraction(1, 2) + 1 / W_bound) if token_norm is None else _positive(token_norm, "token_norm")
+    R = float_down(max(Fraction(1), Fraction(1, 2) + 1 / W_bound) if token_norm is None
+                   else _positive(token_norm, "token_norm"))
     run = Run(SPEC, oracle, mode="float", queries=noisy_query_count(d), certify=False, checks=0)
     with run:
         answers_v = run.ask([Sequence.sparse(d, [{i: R}]) for i in range(d)])
