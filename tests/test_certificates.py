@@ -196,8 +196,12 @@ def test_certificate_scope_and_identification_conditions(learned):
     assert _reason(cert, conditions={"foo": 1}) == "conditions: 'foo' is not a condition of learner 'single-head' (allowed: none)"
     assert _reason(cert, learner=None, conditions={"rank": 1}) == "conditions are stated without a learner to interpret them"
     assert _reason(cert, learner="low-rank-cs") == "learner 'low-rank-cs' gives approximate results, which carry no certificate"
+    from exact import registry
+
+    names = ", ".join(sorted(spec.name for spec in registry.learners()))
+    assert "low-rank, low-rank-cs" in names and "single-head" in names
     assert _reason(cert, learner="single_head") == (  # the old label is not a registry name
-        "learner: unknown learner 'single_head'; registered: low-rank, low-rank-cs, single-head"
+        f"learner: unknown learner 'single_head'; registered: {names}"
     )
 
 

@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -159,7 +160,7 @@ def adversary(truth, learner: str = "paper", *, tau, w_bound, token_norm=None, r
         raise InvalidArgument(f"rounds: expected a positive integer, got {rounds!r}")
     d = truth.d
     Wt, vt = (np.array(x, dtype=float) for x in truth.to_numpy())
-    sim = _Paper(d, w_bound, token_norm) if learner == "paper" else _Frame(d, w_bound, token_norm, t)
+    sim: Any = _Paper(d, w_bound, token_norm) if learner == "paper" else _Frame(d, w_bound, token_norm, t)
     R = float(sim.plan.token_norm) if learner == "paper" else float(sim.R)
     clean_v = R * vt
 
