@@ -10,6 +10,7 @@ from ..errors import InvalidArgument
 from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims, table_footer, table_header, table_row
 from .low_rank import low_rank_claims
 from .multihead import multihead_claims
+from .noisy import noisy_claims
 from .single_head import single_head_claims
 
 __all__ = [
@@ -27,13 +28,15 @@ __all__ = [
     "single_head_claims",
     "low_rank_claims",
     "multihead_claims",
+    "noisy_claims",
 ]
 
-THEOREMS = ("4.1", "5.1", "7.1")
+THEOREMS = ("4.1", "5.1", "6.1", "7.1")
 
 
 def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
-    """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"7.1"`` multi-head)."""
+    """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"6.1"`` noisy and
+    threshold oracles, ``"7.1"`` multi-head)."""
     unknown = set(theorems) - set(THEOREMS)
     if unknown:
         raise InvalidArgument(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
@@ -42,6 +45,8 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[C
         out += single_head_claims(max_d=max_d, quick=quick)
     if "5.1" in theorems:
         out += low_rank_claims(quick=quick)
+    if "6.1" in theorems:
+        out += noisy_claims(quick=quick)
     if "7.1" in theorems:
         out += multihead_claims(quick=quick)
     return out
