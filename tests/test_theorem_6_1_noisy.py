@@ -188,3 +188,12 @@ def test_a_float64_black_box_receives_exactly_the_probes_and_the_frame_learner_i
                 assert np.abs(Wh - W).max() <= 1e-11
     R = PaperPlan.make(2, w_bound=Fraction(3, 2)).token_norm  # the default max(1, 1/2 + 2/3) = 7/6, as a float64
     assert Fraction(float(R)) == R <= Fraction(7, 6) < R + Fraction(1, 2**52)
+
+
+def test_a_noisy_oracle_given_to_an_exact_only_learner_is_refused_with_a_pointer():
+    from exact import learn_low_rank
+
+    oracle = NoisyOracle(SingleHead.random(4, seed=1, rank=1), "uniform:1e-6", seed=0)
+    with pytest.raises(InvalidArgument, match="for a noisy oracle, learn_noisy or learn_noisy_frame"):
+        learn_low_rank(oracle, rank=1)
+    assert oracle.count == 0

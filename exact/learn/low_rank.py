@@ -296,7 +296,8 @@ def learn_low_rank(
     if mode == "float" or not oracle.exact:
         raise InvalidArgument(
             "learn_low_rank is exact and needs an exact oracle with mode='certified' or 'symbolic'; "
-            "for float or approximate oracles use learn_low_rank_cs, or learn_single_head with a grid"
+            "for float or approximate oracles use learn_low_rank_cs, or learn_single_head with a grid; "
+            "for a noisy oracle, learn_noisy or learn_noisy_frame (certified error bounds)"
         )
     if seed is None:
         seed = secrets.randbits(63)
