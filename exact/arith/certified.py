@@ -54,7 +54,8 @@ class CertifiedArithmetic(Arithmetic):
             raise InvalidArgument(
                 "mode='certified' on an approximate oracle needs a declared grid (e.g. grid='float32' or "
                 "grid='rational:1000'): its answers alone cannot make a result "
-                "exact; or use mode='float'"
+                "exact; or use mode='float' (for a noisy oracle, learn_noisy or learn_noisy_frame give a "
+                "certified error bound)"
             )
         for label, value in (("prec", prec), ("max_prec", max_prec)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 16:
