@@ -608,6 +608,11 @@ def test_a_certificate_for_a_head_with_v_zero_fails_as_non_identifying():
     assert check(SingleHead([[1, 2], [3, 4]], [0, 0]), r.certificate.transcript, {}) == (
         "v = 0, so no query depends on W: the transcript cannot identify it"
     )
+    not_probes = "the transcript is not the Theorem 4.1 probe set for this model's v, so it need not identify it"
+    transcript = r.certificate.transcript
+    assert check(truth, transcript[:-1], {}) == not_probes  # one probe missing
+    assert check(truth, transcript[:2] + transcript[3:] + transcript[2:3], {}) == not_probes  # reordered
+    assert check(SingleHead([[1, 2], [3, 4]], [1, 5]), transcript, {}) == not_probes  # another v: other probes
 
 
 def test_tall_entries_are_refined_through_failed_replays_until_exact(monkeypatch):
