@@ -44,3 +44,17 @@ def test_scale_benchmark_prints_runs_ratios_targets_and_one_cli_replay():
     assert targets["CLI full replays per learn"]["met"] is True
     for t in targets.values():
         assert t["met"] == (t["value"] <= t["bound"])
+
+
+def test_noise_benchmark_prints_validity_and_claim_rows():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "noise.py"), "--dims", "4", "--instances", "1"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    kinds = {r["row"] for r in rows}
+    assert {"run", "validity", "closed_form", "adversary", "improvement", "adversary_tightness", "improvement_w8",
+            "float64", "threshold"} <= kinds
+    validity = [r for r in rows if r["row"] == "validity"]
+    assert len(validity) == 8 and all(r["holds"] for r in validity)  # 4 noise models × 2 learners
+    assert all(r["fro"] <= r["bound_fro"] for r in rows if r["row"] == "run")
