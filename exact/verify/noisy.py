@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -34,17 +35,25 @@ def _within(result, truth) -> bool:
     return fro <= b.W_frobenius and mx <= b.W_max and vn <= b.v_norm
 
 
+def _level(inst: Instance) -> str:
+    """The instance's noise level (or ε), which these claims keep in its ``grid`` field."""
+    assert inst.grid is not None
+    return inst.grid
+
+
 def _bound_check(learner: str, noise_kind: str):
     spec = registry.get(f"noisy-{learner}")
 
     def check(inst: Instance):
-        tau = Fraction(inst.grid)  # the instance's noise level
+        tau = Fraction(_level(inst))
+        noise: Any
         if noise_kind == "adversarial":
+            assert spec.adversary is not None
             noise = Adversarial(tau, spec.adversary(inst.model, tau=tau, w_bound=2, token_norm=1))
         elif noise_kind == "round":
             noise = f"round:{max(0, math.ceil(-math.log10(2 * float(tau))))}"
         else:
-            noise = f"{noise_kind}:{inst.grid}" if noise_kind == "uniform" else noise_kind
+            noise = f"{noise_kind}:{_level(inst)}" if noise_kind == "uniform" else noise_kind
         oracle = NoisyOracle(inst.model, noise, seed=0)
         r = spec.learn(oracle, w_bound=2, token_norm=1)
         d = inst.model.d
@@ -58,7 +67,7 @@ def _bound_check(learner: str, noise_kind: str):
 
 def _closed_form_check(inst: Instance):
     """The paper learner stays under L·τ(3𝒲² + 2σ(½)𝒲)/(μ − τ) per entry (τ < μ, R = 1, 𝒲 = 2)."""
-    tau = float(inst.grid)
+    tau = float(_level(inst))
     mu = float(min(abs(x) for x in inst.model.v))
     r = registry.get("noisy-paper").learn(NoisyOracle(inst.model, f"uniform:{inst.grid}", seed=0), w_bound=2,
                                           token_norm=1)
@@ -96,7 +105,7 @@ def noisy_claims(*, quick: bool = False) -> list[Claim]:
     taus = ("1e-4", "1e-8")
     inst = tuple(Instance(f"d={d} τ={tau} seed {s}", SingleHead.gaussian(d, seed=s), grid=tau)
                  for d in dims for tau in taus for s in seeds)
-    margin = tuple(i for i in inst if float(i.grid) < min(abs(float(x)) for x in i.model.v))
+    margin = tuple(i for i in inst if float(_level(i)) < min(abs(float(x)) for x in i.model.v))
     compare = tuple(Instance(f"d={d} seed {s}", SingleHead.gaussian(d, seed=s)) for d in (8, 16) for s in seeds)
     bits = tuple(Instance(f"d={d} ε={e} seed {s}", SingleHead.gaussian(d, seed=s), grid=e)
                  for d in (4, 8) for e in ("1e-3", "1e-5") for s in range(2))
