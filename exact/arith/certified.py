@@ -260,7 +260,9 @@ def _float_guesses(answers, measurements) -> list:
 
 def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list:
     """For each ``x[i]``, the first continued-fraction convergent ``p/q`` with ``|x − p/q| <= tol``
-    and ``q²·tol <= 1/4`` (as ``fmpq``), else ``None``; vectorised over ``x`` in float64.
+    and ``q²·tol <= 1/4`` (as ``fmpq``), else ``None``; vectorised over ``x`` in float64, so both
+    tests (and the convergents themselves) hold only up to float64 rounding.  That is enough for a
+    guess, which is a candidate only: it is confirmed exactly, and a wrong one costs a replay.
 
     A rational with ``|x − p/q| < 1/(2q²)`` is a convergent of ``x`` (Legendre), and two
     rationals of denominator at most ``q`` are ``1/q²`` apart, so with ``q²·tol <= 1/4``
