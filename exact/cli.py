@@ -41,7 +41,7 @@ from .io import certificate_to_json, dump_json, load_certificate, load_model, re
 from .models import SingleHead
 from .noise import NOISE_KINDS, Adversarial, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
-from .oracles import BaseOracle, ExactOracle, FloatOracle
+from .oracles import BaseOracle, CallableOracle, ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
 
 __all__ = ["main", "build_parser"]
@@ -114,6 +114,19 @@ def _positive_float(text: str) -> float:
     if q <= 0 or q > 10**6:
         raise argparse.ArgumentTypeError(f"expected a positive number up to 1e6, got {text[:40]!r}")
     return float(q)
+
+
+def _oracle_choice(text: str) -> str:
+    if text in ("exact", "float") or re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", text):
+        return text
+    raise argparse.ArgumentTypeError(f"expected 'exact', 'float' or MODULE:CALLABLE, got {text[:40]!r}")
+
+
+def _nonneg_number(text: str) -> Fraction:
+    q = _number(text)
+    if q < 0:
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text[:40]!r}")
+    return q
 
 
 def _noise(text: str):
@@ -219,7 +232,8 @@ def _learn_parser(sub) -> None:
         text = specs[0].summary if len(specs) == 1 else "; ".join(f"--method {s.method}: {s.summary}" for s in specs)
         lc = lsub.add_parser(command, help=text, description=text)
         lc.set_defaults(specs={s.method: s for s in specs})
-        lc.add_argument("--model", required=True, help="model JSON file ('-' for stdin)")
+        lc.add_argument("--model", default=None,
+                        help="model JSON file ('-' for stdin) simulated as the black box (never evaluated as code)")
         if len(specs) > 1:
             lc.add_argument("--method", choices=[s.method for s in specs], default=None,
                             help=f"which learner (default {specs[0].method})")
@@ -244,8 +258,16 @@ def _learn_parser(sub) -> None:
                             help=f"certified mode: identify every parameter on this grid: {GRIDS_HELP}")
             lc.add_argument("--max-prec", type=_int_type(16, 1 << 26), default=1 << 23,
                             help="certified mode: the largest working precision in bits (default 2^23)")
-        lc.add_argument("--oracle", choices=("exact", "float"), default="exact",
-                        help="how the black box answers: exact reals, or float64 with a rounding bound")
+        lc.add_argument("--d", dest="oracle_d", type=_int_type(1, 4096), default=None,
+                        help="with --oracle MODULE:CALLABLE: the token dimension")
+        lc.add_argument("--accuracy", type=_nonneg_number, default=None,
+                        help="with --oracle MODULE:CALLABLE: the accuracy its answers really meet")
+        lc.add_argument("--noise-bound", type=_nonneg_number, default=None,
+                        help="with --oracle MODULE:CALLABLE: its answers are within this τ (a noisy learner runs)")
+        lc.add_argument("--oracle", type=_oracle_choice, default="exact",
+                        help="how the simulated black box answers: 'exact' reals, or 'float' float64 with a "
+                        "rounding bound; or MODULE:CALLABLE, a real function X -> number imported by name "
+                        "(this RUNS that module's code; with --d and --accuracy or --noise-bound, no --model)")
         lc.add_argument("--checks", type=_int_type(0, 100), default=2,
                         help="verification queries after learning (random sequences of length 3–4; 0: none, "
                         "and the result says what it then assumes)")
@@ -310,7 +332,42 @@ def _learner_spec(args):
     return spec
 
 
+def _callable_oracle(args):
+    """``--oracle MODULE:CALLABLE``: import the user's function by name (running its module) and wrap it."""
+    import importlib
+
+    module_name, _, attr = args.oracle.partition(":")
+    if args.model is not None:
+        raise InvalidArgument("--oracle MODULE:CALLABLE: the black box is that function; --model does not apply")
+    if args.oracle_d is None:
+        raise InvalidArgument("--oracle MODULE:CALLABLE: needs --d, the token dimension")
+    if (args.accuracy is None) == (args.noise_bound is None):
+        raise InvalidArgument("--oracle MODULE:CALLABLE: needs exactly one of --accuracy and --noise-bound")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise InvalidArgument(f"--oracle: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
+    fn = getattr(module, attr, None)
+    if not callable(fn):
+        raise InvalidArgument(f"--oracle: {module_name!r} has no callable {attr!r}")
+    accuracy = args.accuracy if args.accuracy is not None else args.noise_bound
+    return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy)
+
+
 def _cmd_learn(args) -> int:
+    if ":" in args.oracle:
+        chosen = getattr(args, "method", None) or getattr(args, "learner", None) or getattr(args, "threshold", False)
+        if args.noise_bound is not None and not chosen and hasattr(args, "learner"):
+            args.learner = "frame"  # a stated noise bound: the improved noisy learner by default
+        spec = _learner_spec(args)
+        return _learn_callable(args, spec)
+    for flag, value in (("--d", args.oracle_d), ("--accuracy", args.accuracy), ("--noise-bound", args.noise_bound)):
+        if value is not None:
+            raise InvalidArgument(f"{flag}: applies only with --oracle MODULE:CALLABLE")
+    if args.model is None:
+        raise InvalidArgument("--model: the model file to simulate is required (or --oracle MODULE:CALLABLE)")
     spec = _learner_spec(args)
     model = load_model(args.model)
     if getattr(model, "kind", None) != spec.model_kind:
@@ -386,6 +443,47 @@ def _cmd_learn(args) -> int:
         print(json.dumps(out, indent=1))
     else:
         _print_result(result, model, spec, report, same, measured)
+    return 0 if ok else EXIT_FAIL
+
+
+def _learn_callable(args, spec) -> int:
+    """Learn from a user's function: no model file, so nothing to compare with; the result and
+    its certificate (or certified bound) are what the command reports."""
+    oracle = _callable_oracle(args)
+    if args.noise is not None or args.noise_seed is not None:
+        raise InvalidArgument("--noise: a real function brings its own noise; declare it with --noise-bound")
+    kwargs = {opt.name: getattr(args, opt.name) for opt in spec.options if getattr(args, opt.name, None) is not None}
+    missing = [opt.flag for opt in spec.options if opt.required and opt.name not in kwargs]
+    if missing:
+        raise InvalidArgument(f"{missing[0]}: learner {spec.name!r} needs it")
+    if spec.exact:
+        kwargs.update(checks=args.checks, check_seed=args.check_seed)
+        if args.mode is not None:
+            kwargs["mode"] = args.mode
+        if getattr(args, "grid", None) is not None:
+            kwargs["grid"] = args.grid
+    with terminal_reporter(quiet=args.quiet):
+        result = spec.learn(oracle, **kwargs)
+    report = result.report
+    if result.certificate is not None and report is None:
+        report = result.certificate.check()
+    ok = report is None or report.holds
+    if args.json:
+        out = result_to_json(result)
+        if report is not None:
+            out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": _covers(report.scope),
+                                  "message": report.message}
+        print(json.dumps(out, indent=1))
+    else:
+        print(f"learner     {result.learner} ({result.mode}), {result.queries} queries of {args.oracle}")
+        print(f"claim       {result.claim}")
+        if report is not None:
+            print(f"certificate {report.message}")
+        fmt = format_rational if result.exact else (lambda x: f"{float(x):.17g}")
+        print("W =")
+        for row in result.model.W:
+            print("  [" + ", ".join(fmt(x) for x in row) + "]")
+        print("v = [" + ", ".join(fmt(x) for x in result.model.v) + "]")
     return 0 if ok else EXIT_FAIL
 
 

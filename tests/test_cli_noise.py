@@ -140,3 +140,65 @@ def test_the_command_line_adversary_knows_the_learner_it_faces(capsys, gaussian4
         assert rc == 0 and result["within_bound"] is True
         errors[noise] = result["measured_error"]["W_frobenius"]
     assert errors["adversarial:1e-6"] > 2 * errors["uniform:1e-6"]
+
+
+USER_MODULE = '''
+import numpy as np
+W = np.array([[0.5, -0.25], [0.125, 1.0]])
+v = np.array([1.0, -0.5])
+
+def f(X):
+    X = np.asarray(X, dtype=float)
+    s = X @ W @ X[-1]
+    a = np.exp(s - s.max()); a /= a.sum()
+    return float(a @ (X @ v))
+'''
+
+
+@pytest.fixture
+def user_function(tmp_path, monkeypatch):
+    name = f"user_model_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(USER_MODULE)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", list(__import__("sys").path))
+    yield f"{name}:f"
+    __import__("sys").modules.pop(name, None)
+
+
+def test_a_real_function_is_learned_exactly_on_a_grid_and_with_a_bound_under_noise(capsys, user_function):
+    rc, out, err = run(capsys, "learn", "single-head", "--oracle", user_function, "--d", 2, "--accuracy", "1e-13",
+                       "--grid", "dyadic:8", "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["exact"] and result["model"]["W"] == [["1/2", "-1/4"], ["1/8", "1"]]
+    assert result["certificate"]["holds"] and "equals_model" not in result
+    rc, out, err = run(capsys, "learn", "single-head", "--oracle", user_function, "--d", 2, "--noise-bound", "1e-12",
+                       "--w-bound", 2, "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["learner"] == "noisy-frame" and result["error_bound"]["W_frobenius"] < 1e-8
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--d", 2, "--accuracy", "1e-13", "--oracle", "{fn}x"], "has no callable"),
+        (["--d", 2, "--accuracy", "1e-13", "--oracle", "no_such_module_xyz:f"], "cannot import module 'no_such_module_xyz'"),
+        (["--accuracy", "1e-13", "--oracle", "{fn}"], "needs --d, the token dimension"),
+        (["--d", 2, "--oracle", "{fn}"], "needs exactly one of --accuracy and --noise-bound"),
+        (["--d", 2, "--accuracy", "1e-13", "--noise-bound", "1e-9", "--oracle", "{fn}"], "needs exactly one of"),
+        (["--d", 2, "--accuracy", "1e-13", "--oracle", "{fn}", "--model", "m.json"], "--model does not apply"),
+        (["--d", 2], "--d: applies only with --oracle MODULE:CALLABLE"),
+        ([], "--model: the model file to simulate is required"),
+    ],
+)
+def test_callable_oracle_option_errors_exit_2(capsys, user_function, argv, message):
+    argv = [str(a).replace("{fn}", user_function) for a in argv]
+    rc, _, err = run(capsys, "learn", "single-head", *argv)
+    assert rc == 2 and message in assert_one_line_error(err)
+
+
+def test_a_malformed_oracle_name_is_an_option_error(capsys):
+    rc, _, err = run(capsys, "learn", "single-head", "--oracle", "os.system('x')", "--d", 2, "--accuracy", 1)
+    assert rc == 2
+    assert_option_error(err, "learn single-head", "--oracle")
