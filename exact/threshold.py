@@ -211,7 +211,9 @@ class BisectingOracle(BaseOracle):
         tv = [self._v[i][1] for i in range(self.d)]
         x = [[float(t) for t in row] for row in rows]
         vals = [sum(a * b for a, b in zip(r, vh)) for r in x]
-        errs = [sum(abs(a) * t for a, t in zip(r, tv)) for r in x]
+        # the error of v̂ plus the float64 rounding of v̂ itself and of the dot product (cancellation included)
+        rounding = (self.d + 4) * 2.0**-52
+        errs = [sum(abs(a) * (t + rounding * abs(b)) for a, t, b in zip(r, tv, vh)) for r in x]
         lo = min(v - e for v, e in zip(vals, errs))
         hi = max(v + e for v, e in zip(vals, errs))
         if len(x) == 2 and self.w_bound is not None:
@@ -221,7 +223,7 @@ class BisectingOracle(BaseOracle):
             s_lo, s_hi = _sigma_range(lam)
             base, slope = vals[1], vals[0] - vals[1]
             e_base = errs[1]
-            e_slope = sum(abs(p) * t for p, t in zip(u, tv))
+            e_slope = sum(abs(p) * (t + rounding * abs(b)) for p, t, b in zip(u, tv, vh))
             ends = [base + s * slope for s in (s_lo, s_hi)]
             lo2 = min(ends) - e_base - s_hi * e_slope
             hi2 = max(ends) + e_base + s_hi * e_slope

@@ -197,3 +197,29 @@ def test_a_noisy_oracle_given_to_an_exact_only_learner_is_refused_with_a_pointer
     with pytest.raises(InvalidArgument, match="for a noisy oracle, learn_noisy or learn_noisy_frame"):
         learn_low_rank(oracle, rank=1)
     assert oracle.count == 0
+
+
+def test_projection_never_scales_outward_so_the_bound_holds_at_the_ball_boundary():
+    """‖Ŵ‖_F just below 𝒲 must not be scaled out to 𝒲 (that would move Ŵ away from W)."""
+    from fractions import Fraction as F
+
+    for d in (1, 2, 3):
+        truth = SingleHead.gaussian(d, seed=d, w_frobenius=1)  # ‖W‖_F = 1 − 2^-40
+        for noise in ("round:15", "uniform:0"):
+            r = learn_noisy_frame(NoisyOracle(truth, noise, seed=0), w_bound=1, token_norm=1)
+            W = [[F(x) for x in row] for row in r.model.W]
+            exact_max = max(abs(a - b) for ra, rb in zip(W, truth.W) for a, b in zip(ra, rb))
+            assert r.error_bound.W_max >= 0 and exact_max <= r.error_bound.W_max, (d, noise)
+    single = SingleHead([[1 - 2.0**-41]], [1])
+    r = learn_noisy_frame(ExactOracle(single), w_bound=1, token_norm=1)
+    assert abs(float(r.model.W[0][0]) - (1 - 2.0**-41)) <= r.error_bound.W_max
+
+
+def test_large_budgets_and_a_zero_v_hat_give_results_not_crashes():
+    truth = SingleHead.gaussian(2, seed=0)
+    for w_bound, R in ((10000, 1), (2, 30)):
+        r = learn_noisy_frame(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=w_bound, token_norm=R)
+        assert _within(r, truth)
+    zero = SingleHead([["1/2"]], ["2/5"])  # round:0 answers 0 for v: v̂ = 0, nothing certified
+    r = learn_noisy_frame(NoisyOracle(zero, "round:0"), w_bound=2)
+    assert math.isinf(r.error_bound.W_frobenius) and math.isinf(r.error_bound.W_max)

@@ -75,3 +75,12 @@ def test_bad_threshold_options_are_refused():
         learn_threshold(SingleHead([[1]], [1]), epsilon="1e-3", v_bound=1, w_bound=1, learner="best")
     with pytest.raises(InvalidArgument, match="v_bound: expected a positive bound"):
         learn_threshold(SingleHead([[1]], [1]), epsilon="1e-3", v_bound=-1, w_bound=1)
+
+
+def test_the_prior_covers_float_rounding_under_cancellation():
+    """v̂ stored in float64 and a cancelling query: the answer still lies within ε."""
+    truth = SingleHead([[0, 0], [0, 0]], ["1000000.3", "1000000.7"])
+    o = BisectingOracle(ThresholdOracle(truth), epsilon="1e-12", v_bound=10**7)
+    o.query_batch([Sequence.sparse(2, [{0: 1000}]), Sequence.sparse(2, [{1: 1000}])])
+    y = o.query([[1, -1]])
+    assert abs(y - Fraction(-2, 5)) <= Fraction(1, 10**12)

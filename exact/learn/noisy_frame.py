@@ -42,7 +42,7 @@ import numpy as np
 from flint import arb, ctx, fmpq
 
 from .. import registry
-from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
+from ..errors import InvalidArgument, OracleInconsistent
 from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
@@ -69,6 +69,8 @@ def _sigma(x: float) -> float:
 def _proxy(beta: float, g: float, w: float, tau: float, tau_v: float, vnorm: float) -> float:
     """The float estimate of one entry's bound for scales ``(β, g)`` (``‖u‖ ≈ √2``, ``|vᵀu| ≈ ‖v‖/√2·‖u‖``)."""
     lam = beta * g * w
+    if lam > 700:  # the softmax saturates far beyond any useful scale
+        return math.inf
     lip = 2 + 2 * math.cosh(lam)
     gamma = g / math.sqrt(2)
     s = vnorm  # |v̂ᵀu| with ‖u‖ = √2 at 45°
@@ -102,9 +104,11 @@ class FramePlan:
         W, R = _positive(w_bound, "w_bound"), _positive(token_norm, "token_norm")
         v = np.array([float(x) for x in v_hat])
         vnorm = float(np.linalg.norm(v))
-        if not vnorm > 0:
-            raise NotIdentifiable("v̂ = 0: no probe can read W through v (f does not depend on W)")
-        n = tuple(round(Fraction(float(x)) * 2**_DIRECTION_BITS) / Fraction(2**_DIRECTION_BITS) for x in v / vnorm)
+        if vnorm > 0:
+            n = tuple(round(Fraction(float(x)) * 2**_DIRECTION_BITS) / Fraction(2**_DIRECTION_BITS) for x in v / vnorm)
+        else:  # v̂ = 0: no direction to lean on; the bounds below come out infinite, never finite and wrong
+            n = (Fraction(1),) + (Fraction(0),) * (d - 1)
+            vnorm = 1.0
         sigma = tuple(1 if x >= 0 else -1 for x in n)
         rows = [_row(d, k, n, sigma) for k in range(d)]
         norms = [math.sqrt(sum(float(x) ** 2 for x in r.values())) for r in rows]
@@ -247,9 +251,9 @@ def _project(W: np.ndarray, w_bound: Fraction) -> tuple[np.ndarray, np.ndarray |
     """Project onto ``‖W‖_F <= 𝒲``: ``(P, None)`` when ``W`` is inside, else ``(P, slack)`` with
     ``|P_kj − W_kj| <= slack_kj`` (the scaling and its float64 rounding)."""
     norm = math.sqrt(math.fsum(float(x) ** 2 for x in W.ravel()))
-    if norm <= float(w_bound) * (1 - 2.0**-40):
-        return W, None
-    c = float(w_bound) / norm
+    if norm <= float(w_bound):
+        return W, None  # inside (or within rounding of) the ball: left as it is
+    c = min(float(w_bound) / norm, 1.0)  # inward only: an outward scaling could move Ŵ away from W
     P = W * c
     return P, np.abs(W) * (1 - c) + np.abs(W) * 2.0**-50
 
