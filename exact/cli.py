@@ -11,7 +11,7 @@ Subcommands::
     exact-attention random single-head --d D --seed S [--grid G]     print a model JSON
     exact-attention random low-rank --d D --rank R --seed S
     exact-attention learn single-head --model FILE [--mode M] [--json]
-    exact-attention learn single-head --model FILE --noise uniform:1e-6 [--learner paper|frame] --w-bound WB
+    exact-attention learn single-head --model FILE --noise uniform:1e-6 [--learner paper|frame|refine] --w-bound WB
     exact-attention learn low-rank --model FILE [--rank R] [--method sketch|cs] [--json]
     exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
@@ -240,12 +240,13 @@ def _learn_parser(sub) -> None:
         noisy = [s for s in specs if s.method.startswith("noisy-")]
         if noisy:
             lc.add_argument("--learner", choices=[s.method.removeprefix("noisy-") for s in noisy], default=None,
-                            help="a noisy-oracle learner: 'paper' (Theorem 6.1's probes) or 'frame' (the improved "
-                            "45° frame); the default with --noise is 'frame'")
+                            help="a noisy-oracle learner: 'paper' (Theorem 6.1's probes), 'frame' (the improved "
+                            "45° frame, same d² + d queries) or 'refine' (a frame pilot, then probes adapted to it, "
+                            "2(d² + d) queries); the default with --noise is 'frame'")
         if any(s.method == "threshold" for s in specs):
             lc.add_argument("--threshold", action="store_true",
                             help="the black box answers only bits [f(X) >= θ]: bisect each value to ±--epsilon, "
-                            "then run --learner paper|frame (default paper)")
+                            "then run --learner paper|frame|refine (default paper)")
         lc.add_argument("--noise", type=_noise, default=None,
                         help=f"add noise to the simulated oracle's answers: {', '.join(NOISE_KINDS)} "
                         "(τ exact, e.g. 1e-6 or 1/1000)")
@@ -325,7 +326,7 @@ def _learner_spec(args):
     if args.noise is not None and spec.exact:
         noisy = sorted(s.method.removeprefix("noisy-") for s in args.specs.values() if s.method.startswith("noisy-"))
         pointer = (f"; learn a noisy oracle with --learner {'|'.join(noisy)}" if noisy
-                   else "; noisy oracles are learned by 'learn single-head --learner paper|frame'")
+                   else "; noisy oracles are learned by 'learn single-head --learner paper|frame|refine'")
         raise InvalidArgument(
             f"--noise: learner {spec.name!r} is exact and needs exact answers (or a declared grid), not noise{pointer}"
         )

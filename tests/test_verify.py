@@ -52,7 +52,8 @@ def test_claims_selection():
         claims(("9.9",))
     assert THEOREMS == ("4.1", "5.1", "6.1", "7.1")
     noisy = [c.name for c in claims(("6.1",), quick=True)]
-    assert any("App. B threshold" in n for n in noisy) and sum("certified bound" in n for n in noisy) == 8
+    assert any("App. B threshold" in n for n in noisy) and sum("certified bound" in n for n in noisy) == 10
+    assert any(n.startswith("Thm 6.1 refine (2x queries)") for n in noisy)
 
 
 def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys):

@@ -11,6 +11,7 @@ from .low_rank import learn_low_rank, low_rank_query_count
 from .low_rank_cs import cs_measurements, learn_low_rank_cs
 from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
+from .noisy_refine import learn_noisy_refine
 from .threshold import learn_threshold
 from .adversary import adversary
 from .result import ErrorBound, LearnResult
@@ -21,6 +22,7 @@ __all__ = [
     "ErrorBound",
     "learn_noisy",
     "learn_noisy_frame",
+    "learn_noisy_refine",
     "learn_threshold",
     "adversary",
     "noisy_query_count",

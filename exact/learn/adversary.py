@@ -103,18 +103,17 @@ class _Frame:
         vh = yv / float(self.R)
         rows = plan.rows()
         U = np.array([[float(r.get(i, 0)) for i in range(d)] for r in rows])
-        beta = float(plan.beta)
-        gam = np.array([float(g) for g in plan.gamma])
+        beta = np.array([[float(x) for x in r] for r in plan.beta])
+        gam = np.array([[float(x) for x in r] for r in plan.gamma])
         sgn = np.where(U > 0, -1.0, 1.0)  # s_kj = −sign(u_kj)
         s = U @ vh
         Y = yw.reshape(d, d)
-        norms = np.linalg.norm(U, axis=1)
-        lam = beta * gam * norms * float(self.w_bound)
+        lam = beta * gam * np.array([[float(x) for x in r] for r in plan.t_bound])
         with np.errstate(all="ignore"):
-            alpha = (Y - beta * vh[None, :]) / (sgn * gam[:, None] * s[:, None])
-        lo = np.array([_sigma(-x) for x in lam])[:, None]
+            alpha = (Y - beta * vh[None, :]) / (sgn * gam * s[:, None])
+        lo = 1 / (1 + np.exp(lam))
         alpha = np.clip(np.nan_to_num(alpha, nan=0.5), lo, 1 - lo)
-        T = _logit(alpha) / (sgn * beta * gam[:, None])
+        T = _logit(alpha) / (sgn * beta * gam)
         return np.linalg.solve(U, T)
 
     def gradient(self, plan, yv, yw, Wt):
@@ -220,9 +219,11 @@ def adversary(truth, learner: str = "paper", *, tau, w_bound, token_norm=None, r
 
 
 # Each noisy learner's registry entry offers its adversary (the command line's adversarial:τ noise).
-for _name in ("paper", "frame"):
+# The refining learner's first d² + d queries are the frame learner's, so the frame adversary plays
+# them; its later queries, adapted to those answers, get the constant bias +τ.
+for _name, _sim in (("paper", "paper"), ("frame", "frame"), ("refine", "frame")):
     _spec = registry.get(f"noisy-{_name}")
     registry.register(
-        dataclasses.replace(_spec, adversary=lambda truth, _n=_name, **options: adversary(truth, _n, **options)),
+        dataclasses.replace(_spec, adversary=lambda truth, _n=_sim, **options: adversary(truth, _n, **options)),
         replace=True,
     )

@@ -33,6 +33,7 @@ arithmetic and rounded up, the float64 rounding of ``Ŵ`` included.  A probe row
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -80,7 +81,12 @@ def _proxy(beta: float, g: float, w: float, tau: float, tau_v: float, vnorm: flo
 
 @dataclass(frozen=True)
 class FramePlan:
-    """The frame ``u_k = e_k + σ_k·n`` and the scales ``β``, ``γ_k`` (all exact).
+    """The frame ``u_k = e_k + σ_k·n`` and the per-probe scales ``β_kj``, ``γ_kj`` (all exact).
+
+    ``t_bound[k][j]`` is what the plan assumes of ``t_kj = u_kᵀWe_j``: ``|t_kj| <= t_bound``,
+    from ``‖W‖_F <= 𝒲`` for a first pass (``prior = "w_bound"``) or from a first pass's
+    certified bounds for a refined one (``prior = "pilot"``).  It fixes each probe's clipping
+    range.
 
     >>> plan = FramePlan.make([Fraction(3), Fraction(-4)], [Fraction(0)] * 2, w_bound=2, token_norm=1, tau=1e-6)
     >>> [float(x) for x in plan.n], plan.sigma
@@ -94,8 +100,10 @@ class FramePlan:
     token_norm: Fraction
     n: tuple
     sigma: tuple
-    beta: Fraction
-    gamma: tuple
+    beta: tuple  # d×d: β_kj
+    gamma: tuple  # d×d: γ_kj
+    t_bound: tuple  # d×d: the assumed |t_kj| <= t_bound_kj
+    prior: str = "w_bound"
 
     @classmethod
     def make(cls, v_hat, tau_v, *, w_bound, token_norm, tau: float) -> "FramePlan":
@@ -125,50 +133,103 @@ class FramePlan:
         assert best is not None
         _, beta, g = best
         # Exact scales, rounded down so that every token stays within the budget, and short:
-        # n lies on the grid 2^-40, each γ_k has a 6-bit mantissa and β lies on a grid 2^45
-        # times finer than the γ_k, so every probe entry (γ_k·u_kj ± β) is a float64 number
+        # n lies on the grid 2^-40, each γ has a 6-bit mantissa and β lies on a grid 2^45
+        # times finer than the γ, so every probe entry (γ·u_kj ± β) is a float64 number
         # and a float64 black box receives exactly these probes.
-        shrink = 1 - 2.0**-20
-        gammas = tuple(_dyadic_down(g * shrink / nk, 6) for nk in norms)
-        grid = Fraction(2) ** (min(math.frexp(float(x))[1] for x in gammas) - 1 - 45)
-        b = math.floor(Fraction(beta * shrink) / grid) * grid
-        plan = cls(d, W, R, n, sigma, b, gammas)
-        if plan.max_token_norm() > R:  # pragma: no cover - the shrink margin covers float rounding
-            raise InvalidArgument("token_norm: internal error, a probe token exceeds the budget")
+        gammas = [_dyadic_down(g * _SHRINK / nk, 6) for nk in norms]
+        b = _beta_on_grid(beta, min(gammas))
+        t_bound = tuple((W * _sqrt_up(sum((x * x for x in r.values()), Fraction(0))),) * d for r in rows)
+        plan = cls(d, W, R, n, sigma, ((b,) * d,) * d, tuple((gk,) * d for gk in gammas), t_bound)
+        plan._check_budget()
         return plan
+
+    def refine(self, t_bound, s_hat, s_err, tau_v, *, tau: float) -> "FramePlan":
+        """The same frame with per-probe scales for a second pass that knows ``|t_kj| <= t_bound[k][j]``.
+
+        With ``t_kj`` known to be small, each probe can use a larger logit scale (more
+        signal) at the same clipping cost; the scales minimise the same estimate of the bound
+        as :meth:`make`, entry by entry.  ``s_hat``, ``s_err``: ``v̂ᵀu_k`` and its error.
+        """
+        d, R = self.d, float(self.token_norm)
+        rows = self.rows()
+        theta = (np.pi / 2 * np.arange(1, 64) / 64)[:, None]
+        frac = np.array([1.0, 0.85, 0.75, 0.6, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01])[None, :]
+        B, G = (R * np.cos(theta) * np.ones_like(frac)).ravel(), (R * np.sin(theta) * frac).ravel()
+        tv = max((float(t) for t in tau_v), default=0.0)
+        beta = [list(r) for r in self.beta]
+        gamma = [list(r) for r in self.gamma]
+        bounds = [list(r) for r in self.t_bound]
+        for k, row in enumerate(rows):
+            nk = math.sqrt(sum(float(x) ** 2 for x in row.values()))
+            s, e = abs(float(s_hat[k])), float(s_err[k])
+            if not s > e:
+                continue  # this row is not certified: keep the first pass's scales
+            gam = G / nk
+            for j in range(d):
+                m = t_bound[k][j]
+                if not math.isfinite(m) or Fraction(m) >= self.t_bound[k][j]:
+                    continue  # nothing learned about t_kj: keep the first pass's scales
+                lam = B * gam * m
+                with np.errstate(over="ignore"):
+                    lip = 2 + 2 * np.cosh(np.minimum(lam, 700))
+                eps = (max(tau, 1e-300) + B * tv + gam * (1 / (1 + np.exp(-lam))) * e) / (gam * s)
+                score = np.minimum(lip * eps, 2 * lam) / (B * gam)
+                i = int(np.argmin(score))
+                g = _dyadic_down(float(gam[i]) * _SHRINK, 6)
+                gamma[k][j], beta[k][j] = g, _beta_on_grid(float(B[i]), g)
+                bounds[k][j] = min(Fraction(m), self.t_bound[k][j])
+        plan = dataclasses.replace(self, beta=tuple(map(tuple, beta)), gamma=tuple(map(tuple, gamma)),
+                                   t_bound=tuple(map(tuple, bounds)), prior="pilot")
+        plan._check_budget()
+        return plan
+
+    def _check_budget(self) -> None:
+        if self.max_token_norm() > self.token_norm:  # pragma: no cover - the shrink margin covers float rounding
+            raise InvalidArgument("token_norm: internal error, a probe token exceeds the budget")
 
     def rows(self) -> list[dict]:
         return [_row(self.d, k, self.n, self.sigma) for k in range(self.d)]
 
-    def sign(self, k: int, j: int) -> int:
-        """``s_kj``: the probe is ``s_kj·u_k``, signed against ``u_kj`` so that
-        ``‖β·e_j + γ_k·s_kj·u_k‖² <= β² + γ_k²‖u_k‖²``."""
-        return -1 if self.rows()[k].get(j, 0) > 0 else 1
+    def sums(self, v_hat, tau_v) -> tuple[list, list]:
+        """``v̂ᵀu_k`` and a bound ``Σ_i |u_ki|·τ_i`` on its error, for every row (exact)."""
+        rows = self.rows()
+        s = [sum((x * v_hat[i] for i, x in row.items()), Fraction(0)) for row in rows]
+        e = [sum((abs(x) * tau_v[i] for i, x in row.items()), Fraction(0)) for row in rows]
+        return s, e
 
     def sequences(self) -> list[Sequence]:
-        """``[β·e_j + s_kj·γ_k·u_k; β·e_j]`` row-major in ``(k, j)``."""
-        d, b = self.d, self.beta
+        """``[β_kj·e_j + s_kj·γ_kj·u_k; β_kj·e_j]`` row-major in ``(k, j)``, ``s_kj = −sign(u_kj)``
+        so that the first token's norm is at most ``√(β_kj² + γ_kj²‖u_k‖²)``."""
         out = []
         for k, row in enumerate(self.rows()):
-            g = self.gamma[k]
-            for j in range(d):
+            for j in range(self.d):
+                b, g = self.beta[k][j], self.gamma[k][j]
                 sg = -g if row.get(j, 0) > 0 else g
                 tok = {i: sg * x for i, x in row.items()}
                 tok[j] = tok.get(j, Fraction(0)) + b
-                out.append(Sequence.sparse(d, [{i: x for i, x in tok.items() if x}, {j: b}]))
+                out.append(Sequence.sparse(self.d, [{i: x for i, x in tok.items() if x}, {j: b}]))
         return out
 
     def max_token_norm(self) -> Fraction:
         """An upper bound on the largest token norm (squares compared exactly)."""
-        worst = self.beta**2
+        worst = Fraction(0)
         for k, row in enumerate(self.rows()):
-            g = self.gamma[k]
-            base = sum((g * x) ** 2 for x in row.values())
+            sq = sum((x * x for x in row.values()), Fraction(0))
             for j in range(self.d):
+                b, g = self.beta[k][j], self.gamma[k][j]
                 y = g * row.get(j, Fraction(0))
                 y = -y if y > 0 else y
-                worst = max(worst, base - y * y + (y + self.beta) ** 2)
+                worst = max(worst, b * b, g * g * sq - y * y + (y + b) ** 2)
         return _sqrt_up(worst)
+
+
+_SHRINK = 1 - 2.0**-20  # scales are rounded down by this much, so that tokens stay within the budget
+
+
+def _beta_on_grid(beta: float, gamma: Fraction) -> Fraction:
+    """``β`` rounded down onto a grid 2^45 times finer than ``γ``'s exponent (float64-exact probe entries)."""
+    grid = Fraction(2) ** (math.frexp(float(gamma))[1] - 1 - 45)
+    return math.floor(Fraction(beta * _SHRINK) / grid) * grid
 
 
 def _sqrt_up(q: Fraction) -> Fraction:
@@ -186,41 +247,56 @@ def _row(d: int, k: int, n: tuple, sigma: tuple) -> dict:
     return {i: x for i, x in row.items() if x}
 
 
-def decode_frame(plan: FramePlan, v_hat, tau_v, values, errors):
-    """``(Ŵ, W bounds)`` from the ``d²`` logit answers (values and error bounds exact)."""
-    d, beta = plan.d, plan.beta
-    rows = plan.rows()
-    W = np.zeros((d, d))
-    bound = np.full((d, d), math.inf)
+def decode_rows(plan: FramePlan, s_hat, s_err, v_hat, tau_v, values, errors):
+    """``(T, E)``: the estimates ``t̂_kj`` of ``t_kj = u_kᵀWe_j`` (balls) and their certified
+    error bounds (balls; ``None`` for a row whose ``|v̂ᵀu_k|`` is not certified above its error).
+
+    ``s_hat[k]``, ``s_err[k]``: an estimate of ``vᵀu_k`` and a bound on its error.
+    """
+    d = plan.d
+    clips: dict = {}
     with ctx.workprec(_PREC):
         T: list[list[Any]] = [[None] * d for _ in range(d)]
         E: list[list[Any]] = [[None] * d for _ in range(d)]
-        for k, row in enumerate(rows):
-            g = plan.gamma[k]
-            lam = beta * g * plan.w_bound * _sqrt_up(sum((x * x for x in row.values()), Fraction(0)))  # >= βγ_k‖u_k‖𝒲
-            c_lo, c_hi, lip = _clip(lam)
-            s = sum((x * v_hat[i] for i, x in row.items()), Fraction(0))  # v̂ᵀu_k
-            spread = sum((abs(x) * tau_v[i] for i, x in row.items()), Fraction(0))  # bound on |δᵀu_k|
+        for k, row in enumerate(plan.rows()):
+            s, spread = s_hat[k], s_err[k]
             certified = abs(s) > spread
-            width = arb(c_hi) - arb(c_lo)
             for j in range(d):
+                beta, g = plan.beta[k][j], plan.gamma[k][j]
+                lam = beta * g * plan.t_bound[k][j]  # >= |logit|
+                if lam not in clips:
+                    clips[lam] = _clip(lam)
+                c_lo, c_hi, lip = clips[lam]
                 m = k * d + j
                 y, tau = values[m], errors[m]
                 sg = -1 if row.get(j, 0) > 0 else 1  # the probe's sign s_kj
                 alpha = to_fmpq((y - beta * v_hat[j]) / (sg * g * s)) if s else fmpq(1, 2)
                 clipped = min(max(alpha, c_lo), c_hi)
-                t = (arb(clipped) / (1 - arb(clipped))).log() / to_fmpq(sg * beta * g)
-                T[k][j] = t
+                T[k][j] = (arb(clipped) / (1 - arb(clipped))).log() / to_fmpq(sg * beta * g)
                 if certified:
                     eps = (arb(to_fmpq(tau + beta * tau_v[j])) + arb(c_hi) * to_fmpq(g * spread)) / abs(arb(to_fmpq(g * s)))
                     if alpha != clipped and abs(arb(alpha) - arb(clipped)) > eps:
-                        raise OracleInconsistent(
-                            f"answer #{d + m} proves ‖W‖_F > w_bound = {plan.w_bound} (its softmax weight lies "
-                            "outside the range that bound allows, by more than the noise can explain): raise --w-bound"
-                        )
-                    cap = 2 * arb(to_fmpq(lam))
-                    dl = lip * _min(eps, width)
-                    E[k][j] = _min(dl, cap) / to_fmpq(beta * g)
+                        raise OracleInconsistent(_outside(plan, m))
+                    dl = lip * _min(eps, arb(c_hi) - arb(c_lo))
+                    E[k][j] = _min(dl, 2 * arb(to_fmpq(lam))) / to_fmpq(beta * g)
+    return T, E
+
+
+def _outside(plan: FramePlan, m: int) -> str:
+    if plan.prior == "w_bound":
+        return (f"answer #{plan.d + m} proves ‖W‖_F > w_bound = {plan.w_bound} (its softmax weight lies "
+                "outside the range that bound allows, by more than the noise can explain): raise --w-bound")
+    return (f"refining answer #{m} contradicts the first pass: its softmax weight lies outside the range "
+            "the first pass certified, by more than the noise can explain (an answer is off by more than "
+            "its declared error bound)")
+
+
+def combine(plan: FramePlan, T, E) -> tuple[np.ndarray, np.ndarray]:
+    """``Ŵ = U⁻¹T̂`` (Sherman–Morrison) and its entrywise certified bounds (the float64 rounding included)."""
+    d = plan.d
+    W = np.zeros((d, d))
+    bound = np.full((d, d), math.inf)
+    with ctx.workprec(_PREC):
         one_plus = 1 + sum((abs(x) for x in plan.n), Fraction(0))  # 1 + σᵀn = 1 + ‖n‖₁
         inv = arb(to_fmpq(1 / one_plus))
         nq = [to_fmpq(x) for x in plan.n]
@@ -235,6 +311,12 @@ def decode_frame(plan: FramePlan, v_hat, tau_v, values, errors):
                     rounding = abs(arb(to_fmpq(Fraction(W[k, j]))) - w)
                     bound[k, j] = _upper(E[k][j] + spill + rounding)
     return W, bound
+
+
+def decode_frame(plan: FramePlan, v_hat, tau_v, values, errors):
+    """``(Ŵ, W bounds)`` from the ``d²`` logit answers of one pass (values and error bounds exact)."""
+    s, e = plan.sums(v_hat, tau_v)
+    return combine(plan, *decode_rows(plan, s, e, v_hat, tau_v, values, errors))
 
 
 def _clip(lam: Fraction):
@@ -256,6 +338,64 @@ def _project(W: np.ndarray, w_bound: Fraction) -> tuple[np.ndarray, np.ndarray |
     c = min(float(w_bound) / norm, 1.0)  # inward only: an outward scaling could move Ŵ away from W
     P = W * c
     return P, np.abs(W) * (1 - c) + np.abs(W) * 2.0**-50
+
+
+def default_token_norm(w_bound: Fraction, token_norm=None) -> Fraction:
+    """``R``: the given budget, or the paper learner's ``max(1, 1/2 + 1/𝒲)`` (rounded down to float64)."""
+    return float_down(max(Fraction(1), Fraction(1, 2) + 1 / w_bound) if token_norm is None
+                      else _positive(token_norm, "token_norm"))
+
+
+def ask_values(run: Run, oracle, sequences) -> tuple[list, list]:
+    """The answers to ``sequences`` as exact rationals, and a bound on each one's error."""
+    values, errors = [], []
+    for a in run.ask(sequences):
+        y, r = _value(a)
+        values.append(y)
+        errors.append(to_fraction(oracle.error_bound(a), name="error bound") + r)
+    return values, errors
+
+
+def ask_v(run: Run, oracle, d: int, R: Fraction) -> tuple[list, list, float]:
+    """``v̂ = f([R·e_i])/R`` (``d`` queries), its error bounds, and the largest answer error."""
+    yv, err_v = ask_values(run, oracle, [Sequence.sparse(d, [{i: R}]) for i in range(d)])
+    return [y / R for y in yv], [e / R for e in err_v], max(float(e) for e in err_v)
+
+
+def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bound: Fraction, details: dict):
+    """Refuse an estimate proved outside ``‖W‖_F <= 𝒲``, project onto that ball, certify, finish."""
+    far = ErrorBound.from_entries(bound, []).W_frobenius
+    if math.sqrt(math.fsum(float(x) ** 2 for x in W.ravel())) * (1 - 2.0**-40) > float(W_bound) + far:
+        raise OracleInconsistent(
+            f"the answers prove ‖W‖_F > w_bound = {W_bound} (the estimate lies further than its certified "
+            "bound outside that ball): raise --w-bound"
+        )
+    W, slack = _project(W, W_bound)
+    projected = slack is not None
+    v = np.array([float(x) for x in v_hat])
+    v_bound = [_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))
+               for t, x, f in zip(tau_v, v_hat, v)]
+    eb = ErrorBound.from_entries(bound, v_bound)
+    if projected:
+        # Projection onto a convex set that holds W is non-expansive in Frobenius norm, so the
+        # unprojected bound stands, plus the float64 rounding of the scaling (2^-50|Ŵ| covers
+        # it); an entry may move by the whole scaling.
+        rounding = ErrorBound.from_entries(np.abs(W) * 2.0**-49, []).W_frobenius
+        fro = min(eb.W_frobenius, 2 * float(W_bound)) * (1 + 2.0**-50) + rounding
+        entries = ErrorBound.from_entries(bound + slack, v_bound)
+        eb = ErrorBound(math.nextafter(fro, math.inf), entries.W_max, eb.v_norm, eb.v_max)
+    return run.finish(
+        SingleHead(W.tolist(), v.tolist()),
+        approximate=True,
+        error_estimate=eb.W_max,
+        error_bound=eb,
+        assumptions=(
+            f"‖W‖_F <= w_bound = {W_bound}",
+            "every answer within the oracle's declared error bound",
+            "among single heads",
+        ),
+        details={**details, "projected": projected, "w_bound": str(W_bound)},
+    )
 
 
 def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
@@ -286,57 +426,15 @@ def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
     """
     d = oracle_dimension(oracle)
     W_bound = _positive(w_bound, "w_bound")
-    R = float_down(max(Fraction(1), Fraction(1, 2) + 1 / W_bound) if token_norm is None
-                   else _positive(token_norm, "token_norm"))
+    R = default_token_norm(W_bound, token_norm)
     run = Run(SPEC, oracle, mode="float", queries=noisy_query_count(d), certify=False, checks=0)
     with run:
-        answers_v = run.ask([Sequence.sparse(d, [{i: R}]) for i in range(d)])
-        yv, tv = zip(*(_value(a) for a in answers_v))
-        err_v = [to_fraction(oracle.error_bound(a), name="error bound") + r for a, r in zip(answers_v, tv)]
-        v_hat = [y / R for y in yv]
-        tau_v = [e / R for e in err_v]
-        tau = max(float(e) for e in err_v)
+        v_hat, tau_v, tau = ask_v(run, oracle, d, R)
         plan = FramePlan.make(v_hat, tau_v, w_bound=W_bound, token_norm=R, tau=tau)
-        answers = run.ask(plan.sequences())
-        values, errors = [], []
-        for a in answers:
-            y, r = _value(a)
-            values.append(y)
-            errors.append(to_fraction(oracle.error_bound(a), name="error bound") + r)
+        values, errors = ask_values(run, oracle, plan.sequences())
         W, bound = decode_frame(plan, v_hat, tau_v, values, errors)
-        far = ErrorBound.from_entries(bound, []).W_frobenius
-        if math.sqrt(math.fsum(float(x) ** 2 for x in W.ravel())) * (1 - 2.0**-40) > float(W_bound) + far:
-            raise OracleInconsistent(
-                f"the answers prove ‖W‖_F > w_bound = {W_bound} (the estimate lies further than its certified "
-                "bound outside that ball): raise --w-bound"
-            )
-        W, slack = _project(W, W_bound)
-        projected = slack is not None
-        v = np.array([float(x) for x in v_hat])
-        v_bound = [_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))
-                   for t, x, f in zip(tau_v, v_hat, v)]
-        eb = ErrorBound.from_entries(bound, v_bound)
-        if projected:
-            # Projection onto a convex set that holds W is non-expansive in Frobenius norm, so the
-            # unprojected bound stands, plus the float64 rounding of the scaling (2^-50|Ŵ| covers
-            # it); an entry may move by the whole scaling.
-            rounding = ErrorBound.from_entries(np.abs(W) * 2.0**-49, []).W_frobenius
-            fro = min(eb.W_frobenius, 2 * float(W_bound)) * (1 + 2.0**-50) + rounding
-            entries = ErrorBound.from_entries(bound + slack, v_bound)
-            eb = ErrorBound(math.nextafter(fro, math.inf), entries.W_max, eb.v_norm, eb.v_max)
-        return run.finish(
-            SingleHead(W.tolist(), v.tolist()),
-            approximate=True,
-            error_estimate=eb.W_max,
-            error_bound=eb,
-            assumptions=(
-                f"‖W‖_F <= w_bound = {W_bound}",
-                "every answer within the oracle's declared error bound",
-                "among single heads",
-            ),
-            details={"learner": "frame", "beta": str(plan.beta), "token_norm": str(R), "projected": projected,
-                     "w_bound": str(W_bound)},
-        )
+        return finish_frame(run, W, bound, v_hat, tau_v, W_bound,
+                            {"learner": "frame", "beta": str(plan.beta[0][0]), "token_norm": str(R)})
 
 
 SPEC = registry.register(

@@ -1,0 +1,144 @@
+"""Pilot and refine: 2(d² + d) queries, a certified bound that holds and never exceeds the pilot's."""
+
+import json
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from exact import CallableOracle, FloatOracle, NoisyOracle, SingleHead, learn_noisy_frame, learn_noisy_refine, registry
+from exact.errors import InvalidArgument, InvalidNumber, OracleInconsistent
+from exact.learn import learn_threshold
+from exact.learn.adversary import adversary
+from exact.learn.noisy_refine import refine_query_count
+from exact.noise import Adversarial
+from test_cli import run
+
+NOISES = ["uniform:1e-4", "uniform:1e-8", "round:6", "float32", "adversarial:1e-6"]
+
+
+def _errors(result, truth):
+    W, v = (np.array(x, dtype=float) for x in result.model.to_numpy())
+    Wt, vt = (np.array(x, dtype=float) for x in truth.to_numpy())
+    return np.linalg.norm(W - Wt), np.abs(W - Wt).max(), np.linalg.norm(v - vt), np.abs(v - vt).max()
+
+
+def _within(result, truth) -> bool:
+    fro, mx, vn, vm = _errors(result, truth)
+    b = result.error_bound
+    return fro <= b.W_frobenius and mx <= b.W_max and vn <= b.v_norm and vm <= b.v_max
+
+
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_the_bound_holds_and_the_count_is_twice_the_frame_learners(noise, d):
+    for seed in range(3):
+        truth = SingleHead.gaussian(d, seed=seed)
+        oracle = NoisyOracle(truth, noise, seed=seed)
+        r = learn_noisy_refine(oracle, w_bound=2, token_norm=1)
+        assert r.queries == oracle.count == refine_query_count(d) == 2 * (d * d + d)
+        assert not r.exact and r.certificate is None and r.max_length == 2
+        assert _within(r, truth), (noise, seed, _errors(r, truth), r.error_bound)
+        assert r.error_bound.W_frobenius <= r.details["pilot_W_frobenius"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("w_bound", [2, 8])
+def test_refining_tightens_the_bound_most_when_the_ball_is_large(w_bound):
+    ratios = []
+    for seed in range(4):
+        truth = SingleHead.gaussian(8, seed=seed, w_frobenius=w_bound)
+        frame = learn_noisy_frame(NoisyOracle(truth, "uniform:1e-6", seed=seed), w_bound=w_bound, token_norm=1)
+        refine = learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=seed), w_bound=w_bound, token_norm=1)
+        assert _within(refine, truth)
+        # the pilot is the frame learner: same probes, same answers (same seed), same bound
+        assert refine.details["pilot_W_frobenius"] == pytest.approx(frame.error_bound.W_frobenius, rel=1e-12)
+        ratios.append(frame.error_bound.W_frobenius / refine.error_bound.W_frobenius)
+    assert min(ratios) >= (1.5 if w_bound == 2 else 3.5), ratios
+
+
+def test_every_token_stays_within_the_budget():
+    truth = SingleHead.gaussian(4, seed=3, w_frobenius=8)
+    for R in (Fraction(1), Fraction(1, 3), Fraction(5, 2)):
+        oracle = NoisyOracle(truth, "uniform:1e-6", seed=1)
+        r = learn_noisy_refine(oracle, w_bound=8, token_norm=R)
+        norms = [math.sqrt(sum(float(x) ** 2 for x in row)) for q in oracle.transcript for row in q.X.dense()]
+        assert max(norms) <= float(R) * (1 + 1e-12) and _within(r, truth)
+
+
+def test_the_probes_are_float64_numbers_so_a_float64_box_gets_the_bound_it_is_promised():
+    truth = SingleHead.gaussian(6, seed=4, w_frobenius=8)
+    oracle = FloatOracle(truth)
+    r = learn_noisy_refine(oracle, w_bound=8, token_norm=1)
+    for q in oracle.transcript:
+        for row in q.X.dense():
+            assert all(Fraction(float(x)) == x for x in row)
+    assert _within(r, truth) and r.error_bound.W_frobenius < 1e-10
+
+
+def test_a_head_whose_v_is_below_the_noise_gets_bounds_that_hold():
+    truth = SingleHead([[1, "1/2"], ["-1/4", 1]], ["1e-9", "-2e-9"])
+    r = learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=2, token_norm=1)
+    assert _within(r, truth)
+    assert r.error_bound.W_max > 1  # W is invisible through so small a v: no finite small bound is claimed
+
+
+def _liar(truth, *, honest: int, offset: float, tau: float = 1e-8):
+    """Answers within ±τ for the first ``honest`` queries, then off by ``offset`` (declared: τ)."""
+    state = {"n": 0}
+
+    def f(X):
+        state["n"] += 1
+        return float(truth.float(X)) + (offset if state["n"] > honest else 0.0)
+
+    return CallableOracle(f, d=truth.d, accuracy=tau)
+
+
+@pytest.mark.parametrize("honest_part", ["sums", "refine"])
+def test_a_second_half_that_breaks_its_declared_bound_is_refused(honest_part):
+    truth = SingleHead.gaussian(3, seed=1)
+    d = truth.d
+    honest = d * d + d if honest_part == "sums" else 2 * d + d * d
+    oracle = _liar(truth, honest=honest, offset=1e-2)
+    with pytest.raises(OracleInconsistent, match="declared error|certified bounds|first pass"):
+        learn_noisy_refine(oracle, w_bound=2, token_norm=1)
+
+
+def test_bad_options_are_refused():
+    truth = SingleHead.gaussian(2, seed=0)
+    for kwargs, pattern in (({"w_bound": 0}, "w_bound"), ({"w_bound": -1}, "w_bound"),
+                            ({"w_bound": 2, "token_norm": 0}, "token_norm"), ({"w_bound": float("nan")}, "w_bound: expected a finite")):
+        with pytest.raises((InvalidArgument, InvalidNumber), match=pattern):
+            learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=0), **kwargs)
+
+
+def test_the_frame_adversary_plays_the_shared_first_half():
+    truth = SingleHead.gaussian(4, seed=2)
+    tau = Fraction(1, 10**6)
+    spec = registry.get("noisy-refine")
+    assert spec.adversary is not None and spec.query_count(4) == 40 and spec.count_formula == "2(d² + d)"
+    r = learn_noisy_refine(NoisyOracle(truth, Adversarial(tau, spec.adversary(truth, tau=tau, w_bound=2, token_norm=1))),
+                           w_bound=2, token_norm=1)
+    frame = learn_noisy_frame(NoisyOracle(truth, Adversarial(tau, adversary(truth, "frame", tau=tau, w_bound=2,
+                                                                             token_norm=1))), w_bound=2, token_norm=1)
+    assert _within(r, truth) and _within(frame, truth)
+    assert r.details["pilot_W_frobenius"] == pytest.approx(frame.error_bound.W_frobenius, rel=1e-12)
+
+
+def test_threshold_bits_then_refine():
+    truth = SingleHead.gaussian(3, seed=0)
+    r = learn_threshold(truth, epsilon="1e-5", v_bound=10, w_bound=2, token_norm=1, learner="refine")
+    assert r.queries == 24 and r.details["prior_misses"] == 0 and _within(r, truth)
+    with pytest.raises(InvalidArgument, match="'frame', 'paper' or 'refine'"):
+        learn_threshold(truth, epsilon="1e-5", v_bound=10, w_bound=2, learner="nope")
+
+
+@pytest.mark.parametrize("noise", ["uniform:1e-6", "adversarial:1e-6"])
+def test_the_command_line_runs_the_refining_learner(capsys, tmp_path, noise):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(SingleHead.gaussian(4, seed=2, w_frobenius=8).to_json()))
+    rc, out, err = run(capsys, "learn", "single-head", "--model", path, "--noise", noise, "--learner", "refine",
+                       "--w-bound", 8, "--token-norm", 1, "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["learner"] == "noisy-refine" and result["queries"] == 40 and result["within_bound"] is True
