@@ -7,7 +7,8 @@ learner's own pilot bound.  A ``summary`` row per (d, 𝒲, noise) reports the m
 minimum frame/refine ratios of the certified bound and of the measured error, and the
 largest measured/bound ratio of either learner (a bound holds iff it is ≤ 1).  The
 adversary is the frame learner's: it plays the refining learner's first ``d² + d``
-queries, which are the frame learner's, and biases the rest by +τ.  Nothing is timed.
+queries, which are the frame learner's, and biases the rest by +τ.  A ``float64`` row per
+learner reports τ = 0 on a float64 black box with |W_ij| <= 50.  Nothing is timed.
 
     python benchmarks/refine.py > benchmarks/results/refine.jsonl
     python benchmarks/refine.py --dims 4 8 --instances 3          # a quick look
@@ -25,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from exact import NoisyOracle, SingleHead, learn_noisy_frame, learn_noisy_refine  # noqa: E402
+from exact import FloatOracle, NoisyOracle, SingleHead, learn_noisy_frame, learn_noisy_refine  # noqa: E402
 from exact.learn.adversary import adversary  # noqa: E402
 from exact.noise import Adversarial  # noqa: E402
 
@@ -55,7 +56,34 @@ def main(argv=None) -> int:
     p.add_argument("--taus", nargs="+", default=["1e-4", "1e-6"])
     p.add_argument("--noises", nargs="+", default=["uniform", "adversarial"])
     p.add_argument("--instances", type=int, default=10)
+    p.add_argument("--sections", nargs="+", choices=["sweep", "float64"], default=["sweep", "float64"])
     args = p.parse_args(argv)
+    if "sweep" in args.sections:
+        sweep(args)
+    if "float64" in args.sections:
+        float64(args)
+    return 0
+
+
+def float64(args) -> None:
+    """τ = 0 on a float64 black box with |W_ij| <= 50 (d = 8): every output finite, error <= 1e-11."""
+    for name, fn in (("frame", learn_noisy_frame), ("refine", learn_noisy_refine)):
+        worst, finite, holds = 0.0, True, True
+        for seed in range(min(args.instances, 10)):
+            rng = np.random.default_rng(seed)
+            W = rng.uniform(-50, 50, (8, 8))
+            truth = SingleHead(W.tolist(), rng.standard_normal(8).tolist())
+            r = fn(FloatOracle(truth), w_bound=float(np.linalg.norm(W)) * 1.01, token_norm=1)
+            Wh = np.array(r.model.to_numpy()[0], dtype=float)
+            finite &= bool(np.isfinite(Wh).all())
+            err = float(np.abs(Wh - W).max())
+            holds &= err <= r.error_bound.W_max
+            worst = max(worst, err)
+        emit({"row": "float64", "learner": name, "max_abs_error": worst, "finite": finite, "within_bound": holds,
+              "target": 1e-11, "met": finite and worst <= 1e-11})
+
+
+def sweep(args) -> None:
     for d in args.dims:
         for wb in args.w_bounds:
             for kind in args.noises:
@@ -85,7 +113,6 @@ def main(argv=None) -> int:
                       "worst_error_over_bound": worst})
                 print(f"d={d} 𝒲={wb} {kind}: bound ratio median {np.median(bound_ratio):.2f}", file=sys.stderr,
                       flush=True)
-    return 0
 
 
 if __name__ == "__main__":

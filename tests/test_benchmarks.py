@@ -58,3 +58,19 @@ def test_noise_benchmark_prints_validity_and_claim_rows():
     validity = [r for r in rows if r["row"] == "validity"]
     assert len(validity) == 8 and all(r["holds"] for r in validity)  # 4 noise models × 2 learners
     assert all(r["fro"] <= r["bound_fro"] for r in rows if r["row"] == "run")
+
+
+def test_refine_benchmark_prints_runs_summaries_and_the_float64_rows():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "refine.py"), "--dims", "3", "--instances", "1", "--w-bounds", "8",
+         "--taus", "1e-6"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    summaries = [r for r in rows if r["row"] == "summary"]
+    assert len(summaries) == 2 and all(r["queries"] == {"frame": 12, "refine": 24} for r in summaries)
+    assert all(r["worst_error_over_bound"] <= 1 and r["bound_ratio_min"] > 1 for r in summaries)
+    for r in rows:
+        if r["row"] == "run":
+            assert all(r[n]["fro"] <= r[n]["bound_fro"] for n in ("frame", "refine"))
+    assert {r["learner"] for r in rows if r["row"] == "float64" and r["finite"] and r["within_bound"]} == {"frame", "refine"}
