@@ -26,7 +26,8 @@ SEED_ASSUMPTIONS = (FRESH_SEED, CHOSEN_SEED)
 
 
 def check_sequences(model, n: int, seed: int) -> list[Sequence]:
-    """``n`` random verification sequences of lengths 3, 4, 3, 4, ...
+    """``n`` random verification sequences of lengths 3, 4, 3, 4, ... (or the model's
+    ``query_length``, for a model queried on sequences of one length only).
 
     Entries are dyadic (exact in float64, so a callable sees exactly these tokens),
     scaled by a power of two so that the scores ``x_iᵀ W x_N`` of the learned model are
@@ -46,9 +47,10 @@ def check_sequences(model, n: int, seed: int) -> list[Sequence]:
     # typically of order 1 (the softmax weights are informative), and at most d in size
     k = max(0, -((-((d - 1).bit_length() + max(e, 0))) // 2))
     den = 256 << k
+    fixed = getattr(model, "query_length", None)  # a model queried on sequences of one length (a ReLU net: 1)
     out = []
     for i in range(n):
-        length = 3 + i % 2
+        length = fixed if fixed is not None else 3 + i % 2
         while True:
             rows = rng.integers(-256, 257, size=(length, d))
             if rows[-1].any() and len({tuple(r) for r in rows.tolist()}) == length:

@@ -15,6 +15,7 @@ constructors accept anything :func:`exact.numbers.to_fraction` accepts.
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from flint import arb, ctx, fmpq
 
@@ -216,6 +217,26 @@ class ExpRatio:
     def rational(cls, x) -> "ExpRatio":
         """The rational ``x`` as an exp-ratio."""
         return cls(ExpPoly.constant(x), ExpPoly.constant(1))
+
+    def as_rational(self):
+        """The value as a Fraction if it is rational, else ``None`` (decided exactly).
+
+        ``num/den`` is rational iff ``num = r·den`` term by term (Lindemann–Weierstrass).
+
+        >>> ExpRatio.softmax([fmpq(1)], [fmpq(3, 2)]).as_rational()
+        Fraction(3, 2)
+        >>> ExpRatio.softmax([fmpq(0), fmpq(1)], [fmpq(1), fmpq(2)]).as_rational() is None
+        True
+        """
+        num, den = self.num._terms, self.den._terms
+        if not num:
+            return Fraction(0)
+        if len(num) != len(den):
+            return None
+        r = num[0][1] / den[0][1]
+        if any(qn != qd or cn != r * cd for (qn, cn), (qd, cd) in zip(num, den)):
+            return None
+        return Fraction(int(r.p), int(r.q))
 
     def normalized(self) -> "ExpRatio":
         """The same value with the denominator's lowest term scaled to ``1·e^0``."""

@@ -85,6 +85,34 @@ class ExactAnswer:
         """The answer as an exact sympy expression (sums of ``c·exp(q)``)."""
         return self.__value().sympy()
 
+    def rational(self) -> Fraction | None:
+        """The answer as an exact Fraction when it is rational (a ReLU network's answers are),
+        else ``None``; decided exactly, not from a ball.
+
+        >>> from exact.ffn import ReLUFFN
+        >>> ExactOracle(ReLUFFN([[1, -1]], [3])).query([[2, "1/3"]]).rational()
+        Fraction(5, 1)
+        """
+        f = self.__form
+        if type(f) is tuple:
+            s1, c1, s2, c2 = f
+            if s1 == s2:
+                r = (c1 + c2) / 2
+            elif c1 == c2:
+                r = c1
+            else:
+                return None
+            return Fraction(int(r.p), int(r.q))
+        if type(f) is ExpSum:
+            total = Fraction(0)
+            for num, den in f.terms:
+                r = ExpRatio(num, den).as_rational()
+                if r is None:
+                    return None if len(f.terms) == 1 else _sum_rational(f)
+                total += r
+            return total
+        return f.as_rational()
+
     def __float__(self) -> float:
         """A float64 approximation (not rigorous; use :meth:`ball` for a guaranteed enclosure)."""
         f = self.__form
@@ -116,6 +144,15 @@ class ExactAnswer:
     def __repr__(self) -> str:
         with ctx.workprec(64):
             return f"ExactAnswer({self.ball(64).str(15, radius=False)}...)"
+
+
+def _sum_rational(f: ExpSum) -> Fraction | None:
+    """An exp-sum whose terms are not each rational may still sum to a rational: combine, then decide."""
+    total = None
+    for num, den in f.terms:
+        r = ExpRatio(num, den)
+        total = r if total is None else total + r
+    return None if total is None else total.as_rational()
 
 
 def _valid_poly(p) -> bool:

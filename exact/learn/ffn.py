@@ -1,0 +1,431 @@
+"""Exact extraction of a bias-free one-hidden-layer ReLU network ``g(x) = wᵀReLU(Ax)`` in ℚ.
+
+Every hyperplane ``a_j·x = 0`` passes through the origin, so the path ``p → q → −p``
+crosses each one exactly once (``a_j·x`` changes sign between ``p`` and ``−p``, and is
+linear on each of the two segments).  The learner:
+
+1. **Finds every breakpoint exactly** on both segments (:mod:`exact.learn.ffn_path`): the
+   lines of ``g`` along the path are fitted from exact answers, candidates are their
+   intersections, and a candidate is accepted only when points on both sides lie on
+   their lines.
+2. **Measures the gradient of every region the path visits** (``m + 1`` of them): on a
+   region ``g(x) = G·x`` (bias-free, so linear on each cone), the path gives two equations
+   for free (Euler's ``G·x_r = g(x_r)`` from the fitted line, and the slope ``G·D``), and
+   ``d − 2`` coordinate probes ``g(x_r + δe_i)`` give the rest.
+3. **Reads each hyperplane off a gradient jump**: across hyperplane ``k`` the gradient
+   jumps by ``2κ_k·sign(n_k·D)·n_k``, which gives the normal ``n_k`` (first nonzero entry 1)
+   and the kink ``κ_k``; the residual linear part is ``L = G_r − Σ_k κ_k·sign(n_k·x_r)·n_k``.
+   This function-level form (:class:`~exact.ffn.FunctionForm`) is always identifiable.
+4. **Orients the units** (:mod:`exact.learn.ffn_orient`): one exact solve when the normals
+   are independent, a subset sum when they are not; every solution is reported.
+5. **Checks itself**: every probe is proved to lie in its region (exact signs against every
+   normal found), the fitted lines must chain, the learned network must reproduce every
+   answer of the run exactly, and (``checks``, default 8) random points are decided
+   exactly.  A degenerate path (a hyperplane through ``p``, two breakpoints at one point, a
+   kink hidden in a measuring window) fails one of these and the learner retries on a new
+   path (``retries``); an oracle that is not a ReLU network raises
+   :class:`~exact.errors.OracleInconsistent`.
+
+The count is ``(m + 1)(d − 2)`` coordinate probes plus about five queries per breakpoint
+and eleven for the path's ends, plus the verification points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+from flint import fmpq
+
+from .. import registry
+from ..errors import InvalidArgument, OracleInconsistent
+from ..ffn import FunctionForm, ReLUFFN, UnitForm  # noqa: F401 (ReLUFFN: doctest)
+from ..linalg import QMatrix
+from ..oracles import ExactAnswer
+from ..sequences import Sequence
+from .driver import Run, oracle_dimension
+from .ffn_orient import Orientation, orient
+from .ffn_path import PathRetry, dyadic_between, scan_segment
+from .result import LearnResult
+
+__all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "FFNDetails"]
+
+DEFAULT_FFN_CHECKS = 8
+_PATH_BITS = 20  # p and q have integer entries in [−2^20, 2^20]
+_PROBE_BITS = 24  # coordinate probes start at 2^-24 of the region's width along the path
+
+
+def ffn_query_bound(d: int, m: int) -> int:
+    """``(m + 1)(d − 2) + 5m + 20``: the count a run stays within (verification included) on a
+    path without degeneracies."""
+    return (m + 1) * max(d - 2, 0) + 5 * m + 20
+
+
+def _q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
+
+
+def _f(x: fmpq) -> Fraction:
+    return Fraction(int(x.p), int(x.q))
+
+
+@dataclass(frozen=True)
+class FFNDetails:
+    """What the run found besides the model (kept in ``LearnResult.details``)."""
+
+    function_form: FunctionForm
+    orientation: Orientation
+    paths: int
+
+
+class _Reader:
+    """Exact rational answers to one-token queries, through ``ask(sequences) -> answers``."""
+
+    def __init__(self, ask, d: int):
+        self.ask, self.d = ask, d
+
+    def values(self, points: list) -> list[fmpq]:
+        seqs = [Sequence._exact(self.d, (tuple((j, _f(x)) for j, x in enumerate(p) if x),),
+                                (tuple((j, x) for j, x in enumerate(p) if x),)) for p in points]
+        out = []
+        for a in self.ask(seqs):
+            r = a.rational() if isinstance(a, ExactAnswer) else None
+            if r is None:
+                raise OracleInconsistent("the oracle answered an irrational number on a one-token query: "
+                                         "not a ReLU network (its answers are rational)")
+            out.append(_q(r))
+        return out
+
+
+def _path(rng: np.random.Generator, d: int) -> tuple[list, list]:
+    while True:
+        p = [fmpq(int(x)) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
+        q = [fmpq(int(x)) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
+        if any(p) and any(q) and (d == 1 or _pair(p, [b - a for a, b in zip(p, q)]) is not None):
+            return p, q
+
+
+def _pair(P, D):
+    """Two coordinates ``(i1, i2)`` on which ``P`` and ``D`` are independent (``None`` if there are none)."""
+    d = len(P)
+    for i1 in range(d):
+        for i2 in range(i1 + 1, d):
+            if P[i1] * D[i2] - P[i2] * D[i1] != 0:
+                return i1, i2
+    return None
+
+
+def _dot(a, b) -> fmpq:
+    s = fmpq(0)
+    for x, y in zip(a, b):
+        if x and y:
+            s += x * y
+    return s
+
+
+def _sign(x: fmpq) -> int:
+    return (x > 0) - (x < 0)
+
+
+class _Region:
+    """A region the path visits: a point ``x`` in it, ``g(x)``, the segment direction and slope."""
+
+    __slots__ = ("x", "gx", "D", "slope", "pair", "delta", "G", "segment")
+
+    def __init__(self, x, gx, D, slope, pair, delta, segment):
+        self.x, self.gx, self.D, self.slope, self.pair, self.delta = x, gx, D, slope, pair, delta
+        self.G = None
+        self.segment = segment
+
+
+def _regions(P, D, scan, pair, segment: int) -> list[_Region]:
+    ts = [fmpq(0)] + [b.t for b in scan.breakpoints] + [fmpq(1)]
+    scale = max(abs(x) for x in D)
+    out = []
+    for k, line in enumerate(scan.lines):
+        lo, hi = ts[k], ts[k + 1]
+        t = dyadic_between(lo, hi)
+        x = [a + t * b for a, b in zip(P, D)]
+        width = (hi - lo) * scale
+        delta = fmpq(1)
+        while delta > width / (1 << _PROBE_BITS):
+            delta /= 2
+        out.append(_Region(x, line(t), D, line.slope, pair, delta, segment))
+    return out
+
+
+def _gradients(reader: _Reader, regions: list[_Region], d: int) -> None:
+    """``G`` of every region: Euler and the path slope for free, ``d − 2`` coordinate probes."""
+    points, plan = [], []
+    for r in regions:
+        if d == 1:
+            continue
+        skip = set(r.pair)
+        for i in range(d):
+            if i not in skip:
+                y = list(r.x)
+                y[i] += r.delta
+                points.append(y)
+                plan.append((r, i))
+    values = reader.values(points) if points else []
+    probes: dict = {}
+    for (r, i), v in zip(plan, values):
+        probes.setdefault(id(r), {})[i] = (v - r.gx) / r.delta
+    for r in regions:
+        if d == 1:
+            r.G = [r.gx / r.x[0]]
+            continue
+        G = [fmpq(0)] * d
+        known = probes.get(id(r), {})
+        for i, g in known.items():
+            G[i] = g
+        i1, i2 = r.pair
+        rest_x = r.gx - sum((r.x[i] * g for i, g in known.items()), fmpq(0))
+        rest_d = r.slope - sum((r.D[i] * g for i, g in known.items()), fmpq(0))
+        det = r.x[i1] * r.D[i2] - r.x[i2] * r.D[i1]
+        G[i1] = (rest_x * r.D[i2] - rest_d * r.x[i2]) / det
+        G[i2] = (r.x[i1] * rest_d - r.D[i1] * rest_x) / det
+        r.G = G
+
+
+def _jump(before: _Region, after: _Region, D) -> tuple[tuple, Fraction]:
+    """The hyperplane crossed between two regions: ``(normal, κ)`` from the gradient jump."""
+    J = [a - b for a, b in zip(after.G, before.G)]
+    c = next((x for x in J if x), None)
+    if c is None:
+        raise PathRetry("a breakpoint without a gradient jump")
+    n = [x / c for x in J]
+    s = _sign(_dot(n, D))
+    if not s:
+        raise PathRetry("a gradient jump parallel to the path")
+    return tuple(_f(x) for x in n), _f(c) * s / 2
+
+
+def _region_check(regions, normals) -> bool:
+    """Every coordinate probe lies in its region: ``|n·x_r| > δ·max|n_i|`` for every normal (exact)."""
+    if not normals:
+        return True
+    Nq = QMatrix.from_rows([list(n) for n in normals])
+    tops = [max(abs(_q(x)) for x in n) for n in normals]
+    for r in regions:
+        s = Nq.matvec(r.x)
+        for sk, top in zip(s, tops):
+            if sk == 0 or abs(sk) <= r.delta * top:
+                return False
+    return True
+
+
+def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
+    p, q = _path(rng, d)
+    segs = [(p, [b - a for a, b in zip(p, q)]), (q, [-a - b for a, b in zip(p, q)])]
+    scans, regions = [], []
+    for s, (P, D) in enumerate(segs):
+        scan = scan_segment(
+            lambda ts, P=P, D=D: reader.values([[a + t * b for a, b in zip(P, D)] for t in ts]),
+            start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
+            max_breakpoints=max_units if m is None else m,
+        )
+        scans.append(scan)
+        pair = _pair(P, D) if d > 1 else (0, 0)
+        if pair is None:
+            raise PathRetry("the path's segment is parallel to its start")
+        regions.append(_regions(P, D, scan, pair, s))
+    first, second = regions
+    if sum(len(s.breakpoints) for s in scans) > (m if m is not None else max_units):
+        raise OracleInconsistent(f"the path crosses more hyperplanes than m = {m}" if m is not None else
+                                 f"more than {max_units} hyperplanes: raise max_units")
+    for attempt in range(3):
+        # the corner region: the same as the first segment's last unless a hyperplane passes through q
+        _gradients(reader, first + second[1:], d)
+        corner = first[-1]
+        D2 = segs[1][1]
+        through_q = _dot(corner.G, D2) != second[0].slope
+        if through_q:
+            _gradients(reader, [second[0]], d)
+        else:
+            second[0].G = corner.G
+        terms = []
+        for seg, D in ((first, segs[0][1]), (second, D2)):
+            for before, after in zip(seg, seg[1:]):
+                terms.append(_jump(before, after, D))
+        if through_q:
+            terms.append(_jump(corner, second[0], D2))
+        normals = [n for n, _ in terms]
+        if len(set(normals)) != len(normals):
+            raise PathRetry("a hyperplane was crossed twice")
+        visited = first + second[1:] + ([second[0]] if through_q else [])
+        if _region_check(visited, normals):
+            break
+        for r in visited:  # a probe may have left its region: probe much closer and measure again
+            r.delta /= 1 << 32
+    else:
+        raise PathRetry("coordinate probes keep leaving their regions")
+    r0 = first[0]
+    L = list(r0.G)
+    for n, kap in terms:
+        s = _sign(_dot([_q(x) for x in n], r0.x))
+        if not s:
+            raise PathRetry("the first region's point lies on a hyperplane")
+        L = [a - _q(kap) * s * _q(b) for a, b in zip(L, n)]
+    form = FunctionForm.build(d, terms, [_f(x) for x in L])
+    return form, len(form.normals)
+
+
+def _realize(form: FunctionForm, orientation: Orientation) -> ReLUFFN:
+    """A network with exactly the learned function: the unit form when identified, else the
+    function-level form written as units (κ|n·x| = κReLU(n·x) + κReLU(−n·x), L·x as a pair)."""
+    if orientation.identifiable:
+        return orientation.solutions[0].network()
+    units = []
+    for n, k in zip(form.normals, form.kinks):
+        units += [(n, k), (tuple(-x for x in n), k)]
+    return UnitForm(tuple(units), form.linear).network()
+
+
+def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int):
+    """The learner's queries and decisions, given how to ask, read the transcript and replay.
+
+    Returns ``(form, orientation, model, paths)``.  The run and the certificate check both
+    call it, so a certificate can re-derive the very queries the learner made.
+    """
+    rng = np.random.default_rng(seed)
+    reader = _Reader(ask, d)
+    last = ""
+    for attempt in range(retries + 1):
+        try:
+            form, _ = _attempt(reader, rng, d, m, max_units)
+        except PathRetry as e:
+            last = str(e)
+            continue
+        orientation = orient(form, m=m)
+        model = _realize(form, orientation)
+        bad = replay(model, transcript())
+        if bad:
+            last = f"the learned function does not reproduce {len(bad)} answers (first #{bad[0]})"
+            continue
+        return form, orientation, model, attempt + 1
+    raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): "
+                             "the black box is not a bias-free one-hidden-layer ReLU network")
+
+
+def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
+              retries: int = 3, max_units: int = 4096) -> LearnResult:
+    """Extract ``g(x) = wᵀReLU(Ax)`` exactly from one-token value queries ``g([x])``.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        An exact oracle on one-token sequences (e.g. ``ExactOracle(ReLUFFN(...))``, or a
+        one-layer Transformer's oracle: one-token queries of it are its FFN).
+    m : int, optional
+        The number of hidden units, if known: the search stops at ``m`` hyperplanes, and
+        the unit level is identifiable only if the units found are ``m``.
+    seed : int, optional
+        Seed of the search path (fresh when omitted; reported).
+    checks : int
+        Random verification points decided exactly (default 8).
+    check_seed : int, optional
+        Seed of the verification points (fresh when omitted).
+    retries : int
+        New paths to try when one is degenerate.
+    max_units : int
+        With ``m`` unknown: give up (not piecewise linear) beyond this many hyperplanes.
+
+    Returns
+    -------
+    LearnResult
+        ``model`` a network computing exactly the learned function (the unit form when it
+        is identifiable); ``details["function_form"]``, ``details["unit_forms"]``,
+        ``details["identifiable"]``.
+
+    Examples
+    --------
+    >>> from exact import ExactOracle
+    >>> net = ReLUFFN([[1, 2, 0], [0, -1, 3]], [1, "-1/2"])
+    >>> r = learn_ffn(ExactOracle(net), m=2, seed=0)
+    >>> r.details["function_form"] == net.function_form(), r.model.unit_form() == net.unit_form()
+    (True, True)
+    >>> r.details["identifiable"], r.exact
+    (True, True)
+    """
+    d = oracle_dimension(oracle)
+    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
+        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
+    for name, value in (("retries", retries), ("max_units", max_units)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    elif not _seed_ok(seed):
+        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
+    if not oracle.exact:
+        raise InvalidArgument("oracle: the ReLU learner reads exact rational answers; this oracle is approximate")
+    run = Run(SPEC, oracle, mode="certified", queries=ffn_query_bound(d, m) - DEFAULT_FFN_CHECKS if m is not None else None,
+              checks=checks, check_seed=check_seed)
+    with run:
+        form, orientation, model, paths = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed,
+                                                   retries=retries, max_units=max_units)
+        details = {
+            "function_form": form,
+            "unit_forms": orientation.solutions,
+            "identifiable": orientation.identifiable,
+            "orientations": len(orientation.solutions),
+            "unit_reason": orientation.reason,
+            "hyperplanes": len(form.normals),
+            "paths": paths,
+            "seed": seed,
+        }
+        conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+        return run.finish(model, conditions=conditions, details=details)
+
+
+def _seed_ok(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
+
+
+def _check_certificate(model, transcript, conditions) -> str | None:
+    """Re-run the learner against the certified network (same seed): its queries must be the transcript's."""
+    from ..certify import failed_entries
+    from ..oracles import ExactOracle
+
+    seed = conditions.get("seed")
+    if seed is None:
+        return "an ffn certificate must record its path seed (conditions seed)"
+    box = ExactOracle(model)
+    try:
+        _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), model.d,
+                 m=conditions.get("m"), seed=seed, retries=conditions.get("retries", 3), max_units=1 << 16)
+    except OracleInconsistent as e:
+        return f"re-running the learner on the certified network fails: {e}"
+    if [q.X for q in box.transcript] != [q.X for q in transcript]:
+        return ("the transcript is not the queries the ReLU learner makes on this network with this seed, "
+                "so it need not identify the network")
+    return None
+
+
+def _unchecked(conditions) -> tuple:
+    return ("among bias-free one-hidden-layer ReLU networks",)
+
+
+SPEC = registry.register(
+    registry.LearnerSpec(
+        name="ffn",
+        summary="exact bias-free ReLU FFN extraction in ℚ: path search, gradient jumps, orientation",
+        model_kind="ffn",
+        modes=("certified",),
+        learn=learn_ffn,
+        query_count=lambda d, m=None, **conditions: ffn_query_bound(d, m if m is not None else d),
+        count_formula="<= (m + 1)(d − 2) + 5m + 20",
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        check_certificate=_check_certificate,
+        unchecked=_unchecked,
+        model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network",
+        options=(
+            registry.Option("m", "int", "the number of hidden units, if known", minimum=0),
+            registry.Option("seed", "int", "seed of the search path (default: fresh, reported)", minimum=0),
+        ),
+        command="ffn",
+        method="exact",
+    )
+)

@@ -1,0 +1,151 @@
+"""From the function-level form to units: which side of each hyperplane its unit faces.
+
+A unit ``w·ReLU(a·x)`` with ``a = c·n`` adds ``(w|c|/2)·|n·x|`` (its kink) and
+``(w·c/2)·n·x`` (its share of the linear part) to ``g``.  The kinks ``κ_k`` and the linear
+part ``L`` are measured; the orientations are not.  Two cases:
+
+* **Independent normals** (always when ``m <= d`` and the hyperplanes are in general
+  position).  ``L = Σ_k y_k·n_k`` has one solution ``y`` when ``L`` lies in the span, and
+  each hyperplane then carries ``w⁺ = κ_k + y_k`` on ``+n_k`` and ``w⁻ = κ_k − y_k`` on
+  ``−n_k``: one unit when ``|y_k| = |κ_k|``, an antipodal pair otherwise.  This is the
+  unique unit form with at most one unit per side of each hyperplane.  When ``L`` is not
+  in the span, a linear part no hyperplane explains remains (a cancelled pair
+  ``w·ReLU(z) − w·ReLU(−z)`` hides its hyperplane entirely): it is reported as a residual.
+* **Dependent normals** (``m > d``).  With one unit per hyperplane, the orientations
+  ``s ∈ {±1}^m`` solve the subset sum ``Σ_k s_k·κ_k·n_k = L``.  A basis of the normals
+  fixes the signs of the others' combinations; every assignment of the free signs is
+  enumerated (float prefilter, exact confirmation) up to ``max_free`` free signs.  Every
+  solution is returned; more than one means the unit level is not identifiable.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..ffn import FunctionForm, UnitForm
+from ..linalg import QMatrix
+
+__all__ = ["Orientation", "orient"]
+
+
+@dataclass(frozen=True)
+class Orientation:
+    """The unit forms consistent with a function-level form.
+
+    Attributes
+    ----------
+    solutions : tuple of UnitForm
+        Every unit form found (with its residual linear part; zero when the units explain
+        ``L``).  Empty when none was searched (``reason`` says why).
+    identifiable : bool
+        Exactly one solution, with no residual.
+    reason : str
+        Why the unit level is not identifiable ("" when it is).
+    """
+
+    solutions: tuple
+    identifiable: bool
+    reason: str = ""
+
+
+def _solve_span(normals, L):
+    """``y`` with ``Σ y_k n_k = L`` for independent normals, or ``None`` if ``L`` is outside their span."""
+    k = len(normals)
+    M = QMatrix.from_rows([list(n) for n in normals] + [list(L)]).T  # d × (k+1)
+    R, rank = M.rref()
+    if rank > k:
+        return None
+    rows = R.rows()
+    return [rows[i][k] for i in range(k)]
+
+
+def orient(form: FunctionForm, *, m: int | None = None, max_free: int = 22) -> Orientation:
+    """The unit forms of ``form`` (see the module docstring); ``m``, if known, the number of units.
+
+    Examples
+    --------
+    >>> from exact.ffn import ReLUFFN
+    >>> net = ReLUFFN([[1, 2], [3, -1]], [2, -1])
+    >>> o = orient(net.function_form(), m=2)
+    >>> o.identifiable, o.solutions[0] == net.unit_form()
+    (True, True)
+    """
+    normals, kinks, L = form.normals, form.kinks, form.linear
+    d, k = form.d, len(normals)
+    zero = (Fraction(0),) * d
+    if k == 0:
+        if not any(L):
+            return Orientation((UnitForm((), zero),), m in (None, 0), "" if m in (None, 0) else "no kink is visible")
+        return Orientation((UnitForm((), tuple(L)),), False, "g is linear: no hyperplane shows, only a linear part")
+    rank = QMatrix.from_rows([list(n) for n in normals]).rank() if k <= d else d
+    if rank == k:
+        y = _solve_span(normals, L)
+        if y is None:
+            units = [(n, kap) for n, kap in zip(normals, kinks)] + [(tuple(-x for x in n), kap) for n, kap in zip(normals, kinks)]
+            # κ|n·x| = κReLU(n·x) + κReLU(−n·x), with all of L as the residual: one representative
+            sol = UnitForm.build(d, units, residual=L)
+            return Orientation((sol,), False, "the linear part is not in the span of the hyperplane normals "
+                               "(a cancelled pair w·ReLU(z) − w·ReLU(−z), or a linear part no unit explains)")
+        units = []
+        for n, kap, yk in zip(normals, kinks, y):
+            units.append((n, kap + yk))
+            units.append((tuple(-x for x in n), kap - yk))
+        sol = UnitForm.build(d, units)
+        count = len(sol.units)
+        if m is not None and count < m:
+            return Orientation((sol,), False, f"{count} units explain the function but m = {m}: units merged "
+                               "(duplicates) or cancelled (antipodal pairs with opposite weights)")
+        return Orientation((sol,), True)
+    return _subset_sum(form, m=m, max_free=max_free)
+
+
+def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
+    normals, kinks, L = form.normals, form.kinks, form.linear
+    d, k = form.d, len(normals)
+    N = QMatrix.from_rows([list(n) for n in normals])
+    basis = N.T.pivot_columns()  # indices of a basis among the normals
+    free = [i for i in range(k) if i not in basis]
+    if len(free) > max_free:
+        return Orientation((), False, f"{len(free)} free signs exceed the enumeration limit {max_free}: "
+                           "the orientation is not resolved")
+    # coordinates in the basis: n_f = Σ_b C[f][b] n_b, L = Σ_b c0[b] n_b (if in the span)
+    B = [list(normals[b]) for b in basis]
+    c0 = _solve_span([normals[b] for b in basis], L)
+    if c0 is None:
+        return Orientation((), False, "the linear part is not in the span of the normals")
+    C = [_solve_span([normals[b] for b in basis], normals[f]) for f in free]
+    assert all(c is not None for c in C) and B
+    # y_b = c0_b − Σ_f s_f κ_f C_fb must equal s_b κ_b: prefilter in float64, confirm exactly
+    kb = np.array([float(kinks[b]) for b in basis])
+    c0f = np.array([float(x) for x in c0])
+    Cf = np.array([[float(kinks[f]) * float(x) for x in C[i]] for i, f in enumerate(free)]).reshape(len(free), len(basis))
+    scale = np.abs(c0f).sum() + np.abs(Cf).sum() + np.abs(kb).sum() + 1.0
+    solutions = []
+    signs = np.array(list(itertools.product((1, -1), repeat=len(free))), dtype=float).reshape(-1, len(free))
+    for start in range(0, len(signs), 1 << 16):
+        S = signs[start:start + (1 << 16)]
+        Y = c0f[None, :] - S @ Cf
+        ok = np.all(np.abs(np.abs(Y) - np.abs(kb)[None, :]) <= 1e-9 * scale, axis=1)
+        for row in S[ok]:
+            s_free = [int(x) for x in row]
+            y = [c0[j] - sum((sf * kinks[f] * C[i][j] for i, (f, sf) in enumerate(zip(free, s_free))), Fraction(0))
+                 for j in range(len(basis))]
+            if all(abs(yb) == abs(kinks[b]) for yb, b in zip(y, basis)):
+                s = {f: sf for f, sf in zip(free, s_free)}
+                s.update({b: (1 if yb * kinks[b] > 0 else -1) for yb, b in zip(y, basis)})
+                units = [(tuple(s[i] * x for x in normals[i]), 2 * kinks[i]) for i in range(k)]
+                solutions.append(UnitForm.build(d, units))
+    solutions.sort(key=lambda u: u.units)
+    if not solutions:
+        return Orientation((), False, "no orientation with one unit per hyperplane explains the linear part "
+                           "(antipodal pairs, or a linear part no unit explains)")
+    if len(solutions) > 1:
+        return Orientation(tuple(solutions), False, f"{len(solutions)} orientations explain the function "
+                           "(signed, weighted normals summing to zero: a tent)")
+    if m is not None and len(solutions[0].units) < m:
+        return Orientation(tuple(solutions), False, f"{len(solutions[0].units)} units explain the function but m = {m}")
+    return Orientation(tuple(solutions), True)
