@@ -214,6 +214,15 @@ class ExpRatio:
         return cls(n, d)
 
     @classmethod
+    def _of_fmpq(cls, x: fmpq) -> "ExpRatio":
+        """The rational ``x`` (an ``fmpq``) as an exp-ratio, without validation (hot paths)."""
+        num = ExpPoly.__new__(ExpPoly)
+        num._terms = ((_ZERO_Q, x),) if x else ()
+        obj = cls.__new__(cls)
+        obj.num, obj.den = num, _ONE_POLY
+        return obj
+
+    @classmethod
     def rational(cls, x) -> "ExpRatio":
         """The rational ``x`` as an exp-ratio."""
         return cls(ExpPoly.constant(x), ExpPoly.constant(1))
@@ -409,6 +418,8 @@ _LOG2E = 1.4426950408889634
 _ONE_Q = fmpq(1)
 _TWO_Q = fmpq(2)
 _ZERO_Q = fmpq(0)
+_ONE_POLY = ExpPoly.__new__(ExpPoly)
+_ONE_POLY._terms = ((_ZERO_Q, _ONE_Q),)  # the exp-polynomial 1·e^0
 
 
 def _new_poly() -> ExpPoly:

@@ -23,12 +23,13 @@ oracles, counters and transcripts apply unchanged).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpz_mat
 
 from .errors import InvalidArgument, ShapeError
 from .expfield import ExpRatio
@@ -243,7 +244,57 @@ class ReLUFFN:
 
     def exact(self, X) -> ExpRatio:
         """``g(x)`` for the one-token sequence ``X = [x]``, as an exact (rational) exp-ratio."""
-        return ExpRatio.rational(self._value_fq(self._token(X)))
+        return ExpRatio._of_fmpq(self._value_fq(self._token(X)))
+
+    def exact_batch(self, seqs) -> list:
+        """:meth:`exact` for many one-token sequences at once (one integer matrix product)."""
+        return [ExpRatio._of_fmpq(v) for v in self.rational_batch(seqs)]
+
+    def rational_batch(self, seqs, *, chunk: int = 2048) -> list:
+        """``g(x)`` as ``fmpq`` for many one-token sequences: ``A`` and the tokens in integer
+        form, ``Z = A_int·X_int`` in flint, then the ReLU and the readout over integers."""
+        Ai, W, c = self._int_form()
+        d = self.d
+        out: list = []
+        seqs = list(seqs)
+        for start in range(0, len(seqs), chunk):
+            part = seqs[start:start + chunk]
+            cols, dens = [], []
+            for X in part:
+                seq = X if isinstance(X, Sequence) else as_sequence(X, d=d)
+                if seq.length != 1:
+                    raise ShapeError(f"X: a ReLU network is queried on one-token sequences [x], got {seq.length} tokens")
+                D, dense, pairs = seq._int_rows[0]
+                if dense is None:
+                    dense = [0] * d
+                    for j, x in pairs:
+                        dense[j] = x
+                cols.append(dense)
+                dens.append(D)
+            n = len(part)
+            X_int = fmpz_mat(d, n, [cols[k][i] for i in range(d) for k in range(n)])
+            rows = (Ai * X_int).tolist()
+            acc = [0] * n
+            for Wj, row in zip(W, rows):
+                if Wj:
+                    for k, z in enumerate(row):
+                        if z > 0:
+                            acc[k] += Wj * int(z)
+            out += [fmpq(a, c * D) for a, D in zip(acc, dens)]
+        return out
+
+    def _int_form(self):
+        """``(A_int, W, c)``: ``A_int`` the rows of ``A`` over their own denominators ``r_j``,
+        ``W_j/c = w_j/r_j`` (so ``g(x) = Σ_j W_j·ReLU(A_int·x)_j / c``), computed once."""
+        cached = getattr(self, "_ints", None)
+        if cached is None:
+            rs = [math.lcm(*(x.denominator for x in row)) for row in self.A]
+            Ai = fmpz_mat(self.m, self.d, [int(x * r) for row, r in zip(self.A, rs) for x in row])
+            ws = [w / r for w, r in zip(self.w, rs)]
+            c = math.lcm(*(x.denominator for x in ws))
+            cached = (Ai, [int(x * c) for x in ws], c)
+            object.__setattr__(self, "_ints", cached)
+        return cached
 
     def ball(self, X, *, prec: int = 128):
         return self.exact(X).ball(prec)

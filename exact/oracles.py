@@ -363,6 +363,12 @@ class ExactOracle(BaseOracle):
         super().__init__(model.d, budget=budget)
         self.__model = model
 
+    def _answer_batch(self, seqs: list[Sequence]):
+        batch = getattr(self.__model, "exact_batch", None)
+        if batch is not None:  # a model that evaluates many queries at once (a ReLU network)
+            return [ExactAnswer(f) for f in batch(seqs)]
+        return super()._answer_batch(seqs)
+
     def _answer(self, seq: Sequence) -> ExactAnswer:
         pair = getattr(self.__model, "_pair", None)
         if pair is not None:

@@ -98,6 +98,10 @@ class LearnerSpec:
         learner-aware choice of noise for :class:`~exact.noise.Adversarial`.
     command, method : str
         The command line's ``learn COMMAND [--method METHOD]`` for this learner.
+    rederive_in_run : bool
+        Whether the driver re-derives the probe set of the learner's own run when it
+        builds the certificate (``False`` when that means re-running the learner, as for
+        an adaptive search; the certificate's own :meth:`check` always re-derives it).
     """
 
     name: str
@@ -117,6 +121,7 @@ class LearnerSpec:
     adversary: Callable | None = field(default=None, repr=False)
     command: str = ""
     method: str = ""
+    rederive_in_run: bool = True
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):

@@ -317,7 +317,9 @@ class Run:
             )
             if self.replayed is model:  # the one replay of this run: its outcome is the certificate's
                 t = time.perf_counter()
-                report = certificate._check([])  # transcript reproduced above, checks decided in _verify
+                # transcript reproduced above, checks decided in _verify; a learner whose probe-set
+                # check re-runs it is not re-run on its own run (``certify`` re-derives it)
+                report = certificate._check([], rederive=self.spec.rederive_in_run)
                 self.seconds["certify"] += time.perf_counter() - t
                 if not report.holds:  # pragma: no cover - a learner violating its own registered conditions
                     raise CertificateInvalid(f"{self.spec.name}: internal error, {report.message}")

@@ -32,6 +32,7 @@ and eleven for the path's ends, plus the verification points.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -42,6 +43,7 @@ from .. import registry
 from ..errors import InvalidArgument, OracleInconsistent
 from ..ffn import FunctionForm, ReLUFFN, UnitForm  # noqa: F401 (ReLUFFN: doctest)
 from ..linalg import QMatrix
+from ..numbers import coprime_fraction
 from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
@@ -67,7 +69,7 @@ def _q(x: Fraction) -> fmpq:
 
 
 def _f(x: fmpq) -> Fraction:
-    return Fraction(int(x.p), int(x.q))
+    return coprime_fraction(int(x.p), int(x.q))
 
 
 @dataclass(frozen=True)
@@ -80,16 +82,32 @@ class FFNDetails:
 
 
 class _Reader:
-    """Exact rational answers to one-token queries, through ``ask(sequences) -> answers``."""
+    """Exact rational answers to one-token queries, through ``ask(sequences) -> answers``.
+
+    Every point the learner asks is dyadic (``P + t·D`` with integer ``P``, ``D`` and dyadic
+    ``t``, or such a point plus a power of two on one coordinate), so it is given as
+    integer numerators over one power-of-two denominator, and the sequence is built in the
+    integer form the oracle evaluates without a rational per entry.
+    """
 
     def __init__(self, ask, d: int):
         self.ask, self.d = ask, d
 
+    def sequence(self, nums: list, den: int) -> Sequence:
+        g = math.gcd(den, *nums)
+        if g > 1:
+            nums, den = [x // g for x in nums], den // g
+        rows = []
+        for j, x in enumerate(nums):
+            if x:
+                h = math.gcd(x, den)
+                rows.append((j, coprime_fraction(x // h, den // h)))
+        form = (den, list(nums), None) if 4 * len(rows) > self.d else (den, None, [(j, x) for j, x in enumerate(nums) if x])
+        return Sequence._exact(self.d, (tuple(rows),), ints=(form,))
+
     def values(self, points: list) -> list[fmpq]:
-        seqs = [Sequence._exact(self.d, (tuple((j, _f(x)) for j, x in enumerate(p) if x),),
-                                (tuple((j, x) for j, x in enumerate(p) if x),)) for p in points]
         out = []
-        for a in self.ask(seqs):
+        for a in self.ask([self.sequence(nums, den) for nums, den in points]):
             r = a.rational() if isinstance(a, ExactAnswer) else None
             if r is None:
                 raise OracleInconsistent("the oracle answered an irrational number on a one-token query: "
@@ -98,10 +116,24 @@ class _Reader:
         return out
 
 
+def _dyadic(t: fmpq) -> tuple[int, int]:
+    """``t = a/2^k`` as ``(a, 2^k)``."""
+    den = int(t.q)
+    if den & (den - 1):
+        raise ValueError("internal: a non-dyadic query point")  # pragma: no cover - every point is dyadic
+    return int(t.p), den
+
+
+def _at(P: list, D: list, t: fmpq) -> tuple[list, int]:
+    """The point ``P + t·D`` (integer ``P``, ``D``, dyadic ``t``) as ``(numerators, 2^k)``."""
+    a, den = _dyadic(t)
+    return [den * p + a * q for p, q in zip(P, D)], den
+
+
 def _path(rng: np.random.Generator, d: int) -> tuple[list, list]:
     while True:
-        p = [fmpq(int(x)) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
-        q = [fmpq(int(x)) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
+        p = [int(x) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
+        q = [int(x) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
         if any(p) and any(q) and (d == 1 or _pair(p, [b - a for a, b in zip(p, q)]) is not None):
             return p, q
 
@@ -131,12 +163,23 @@ def _sign(x: fmpq) -> int:
 class _Region:
     """A region the path visits: a point ``x`` in it, ``g(x)``, the segment direction and slope."""
 
-    __slots__ = ("x", "gx", "D", "slope", "pair", "delta", "G", "segment")
+    __slots__ = ("x", "point", "gx", "D", "slope", "pair", "delta", "G", "segment")
 
-    def __init__(self, x, gx, D, slope, pair, delta, segment):
-        self.x, self.gx, self.D, self.slope, self.pair, self.delta = x, gx, D, slope, pair, delta
+    def __init__(self, point, gx, D, slope, pair, delta, segment):
+        nums, den = point
+        self.point, self.x = point, [fmpq(n, den) for n in nums]
+        self.gx, self.D, self.slope, self.pair, self.delta = gx, D, slope, pair, delta
         self.G = None
         self.segment = segment
+
+    def probe(self, i: int) -> tuple[list, int]:
+        """``x + δ·e_i`` as ``(numerators, 2^k)`` (``δ`` a power of two)."""
+        nums, den = self.point
+        step = int(self.delta.q)  # δ = 1/step
+        common = max(den, step)
+        out = [n * (common // den) for n in nums]
+        out[i] += common // step
+        return out, common
 
 
 def _regions(P, D, scan, pair, segment: int) -> list[_Region]:
@@ -146,12 +189,11 @@ def _regions(P, D, scan, pair, segment: int) -> list[_Region]:
     for k, line in enumerate(scan.lines):
         lo, hi = ts[k], ts[k + 1]
         t = dyadic_between(lo, hi)
-        x = [a + t * b for a, b in zip(P, D)]
         width = (hi - lo) * scale
         delta = fmpq(1)
         while delta > width / (1 << _PROBE_BITS):
             delta /= 2
-        out.append(_Region(x, line(t), D, line.slope, pair, delta, segment))
+        out.append(_Region(_at(P, D, t), line(t), D, line.slope, pair, delta, segment))
     return out
 
 
@@ -164,9 +206,7 @@ def _gradients(reader: _Reader, regions: list[_Region], d: int) -> None:
         skip = set(r.pair)
         for i in range(d):
             if i not in skip:
-                y = list(r.x)
-                y[i] += r.delta
-                points.append(y)
+                points.append(r.probe(i))
                 plan.append((r, i))
     values = reader.values(points) if points else []
     probes: dict = {}
@@ -222,7 +262,7 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
     scans, regions = [], []
     for s, (P, D) in enumerate(segs):
         scan = scan_segment(
-            lambda ts, P=P, D=D: reader.values([[a + t * b for a, b in zip(P, D)] for t in ts]),
+            lambda ts, P=P, D=D: reader.values([_at(P, D, t) for t in ts]),
             start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
             max_breakpoints=max_units if m is None else m,
         )
@@ -427,5 +467,6 @@ SPEC = registry.register(
         ),
         command="ffn",
         method="exact",
+        rederive_in_run=False,
     )
 )
