@@ -36,6 +36,7 @@ from .certify import Certificate, certificate_from_json, certificate_to_json
 from .errors import ExactAttentionError, InvalidFormat, InvalidNumber
 from .models import SingleHead
 from .multihead import MultiHead
+from .ffn import ReLUFFN
 from .jsonfields import check_fields, check_kind, describe_json, short_repr
 from .numbers import MAX_DIGITS, parse_rational
 
@@ -57,7 +58,7 @@ __all__ = [
     "dump_json",
 ]
 
-MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead}
+MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead, "ffn": ReLUFFN}
 
 #: The largest input file :func:`load_json` reads (256 MiB); larger ones are refused
 #: before they are read.

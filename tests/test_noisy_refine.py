@@ -142,3 +142,40 @@ def test_the_command_line_runs_the_refining_learner(capsys, tmp_path, noise):
     assert rc == 0, err
     result = json.loads(out)
     assert result["learner"] == "noisy-refine" and result["queries"] == 40 and result["within_bound"] is True
+
+
+@pytest.mark.parametrize("learner", [learn_noisy_frame, learn_noisy_refine])
+@pytest.mark.parametrize("d, w_bound, token_norm, noise", [
+    (2, 5e4, None, "uniform:1e-6"),  # a pilot that would pick a saturated logit scale
+    (1, 5e4, None, "uniform:1e-6"),
+    (2, 1e-5, None, "uniform:1e-6"),  # default R = 1/2 + 1/𝒲 = 1e5
+    (2, 100, 10, "uniform:0.1"),
+    (1, 10, 100, "uniform:1e-6"),
+    (2, 2, 1e8, "uniform:1e-6"),
+    (3, 1e4, None, "float32"),
+])
+def test_extreme_scales_give_bounds_that_hold(learner, d, w_bound, token_norm, noise):
+    """Scales where every probe saturates: the logit scale stays below 40, the clipping range
+    stays positive, and the bound (at worst the trivial 2𝒲) holds."""
+    truth = SingleHead.gaussian(d, seed=1, w_frobenius=w_bound / 2)
+    r = learner(NoisyOracle(truth, noise, seed=0), w_bound=w_bound, token_norm=token_norm)
+    assert 0 <= r.error_bound.W_max <= r.error_bound.W_frobenius <= 2 * w_bound * (1 + 1e-9)
+    assert _within(r, truth)
+
+
+@pytest.mark.parametrize("learner", [learn_noisy_frame, learn_noisy_refine])
+@pytest.mark.parametrize("w_bound, token_norm, noise", [(100, "1/1000", "uniform:1e-6"), (100, 10, "uniform:0.1"),
+                                                        (10000, 10, "uniform:1e-6")])
+def test_every_budget_sends_float64_probes(learner, w_bound, token_norm, noise):
+    """β far above γ (saturated probes) once needed 54-bit entries: β is now kept below 2^6·γ's scale."""
+    truth = SingleHead.gaussian(2, seed=1, w_frobenius=w_bound / 2)
+    oracle = NoisyOracle(truth, noise, seed=0)
+    learner(oracle, w_bound=w_bound, token_norm=token_norm)
+    assert all(Fraction(float(x)) == x for q in oracle.transcript for row in q.X.dense() for x in row)
+
+
+@pytest.mark.parametrize("value", [2**41, "1/2199023255553", 0])
+def test_scales_outside_the_supported_range_are_refused(value):
+    truth = SingleHead.gaussian(2, seed=1)
+    with pytest.raises(InvalidArgument, match="w_bound"):
+        learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=value)

@@ -71,7 +71,7 @@ def test_the_threshold_learner_holds_its_bound_and_saves_bits(learner):
 def test_bad_threshold_options_are_refused():
     with pytest.raises(InvalidArgument, match="epsilon: expected a positive accuracy"):
         learn_threshold(SingleHead([[1]], [1]), epsilon=0, v_bound=1, w_bound=1)
-    with pytest.raises(InvalidArgument, match="learner: expected 'frame' or 'paper'"):
+    with pytest.raises(InvalidArgument, match="learner: expected 'frame', 'paper' or 'refine'"):
         learn_threshold(SingleHead([[1]], [1]), epsilon="1e-3", v_bound=1, w_bound=1, learner="best")
     with pytest.raises(InvalidArgument, match="v_bound: expected a positive bound"):
         learn_threshold(SingleHead([[1]], [1]), epsilon="1e-3", v_bound=-1, w_bound=1)

@@ -87,10 +87,18 @@ def float_down(q: Fraction) -> Fraction:
     return f if f <= q else Fraction(math.nextafter(float(q), 0.0))
 
 
+#: ``𝒲`` and ``R`` lie in ``[2^-40, 2^40]``: far beyond any attention model, and where the
+#: probes' scales, their float64 entries and the certified arithmetic all stay in range.
+SCALE_RANGE = (Fraction(1, 2**40), Fraction(2**40))
+
+
 def _positive(value, name: str) -> Fraction:
     q = to_fraction(value, name=name)
     if q <= 0:
         raise InvalidArgument(f"{name}: expected a positive number, got {value!r}")
+    lo, hi = SCALE_RANGE
+    if not lo <= q <= hi:
+        raise InvalidArgument(f"{name}: expected a number between 2^-40 and 2^40, got {float(q):.3g}")
     return q
 
 
@@ -143,17 +151,26 @@ class PaperPlan:
         return out
 
 
-def _clip_interval(lam: Fraction, prec: int) -> tuple[fmpq, fmpq, arb]:
-    """Rationals ``c_lo <= σ(−λ)`` and ``c_hi >= σ(λ)``, and an upper ball for the Lipschitz
-    constant ``1/(c_lo(1 − c_lo))`` of σ⁻¹ on ``[c_lo, c_hi]`` (symmetric: ``c_hi = 1 − c_lo``)."""
+#: The largest logit scale a probe may use: σ(−40) ≈ 4e-18, far past any useful scale, and
+#: small enough that the clipping range and its rationals stay short.
+MAX_LOGIT = 40
+
+
+def _clip_interval(lam: Fraction, prec: int) -> tuple[fmpq, fmpq, arb, arb]:
+    """Rationals ``0 < c_lo <= σ(−λ)`` and ``c_hi = 1 − c_lo >= σ(λ)``, an upper ball for the
+    Lipschitz constant ``1/(c_lo·c_hi)`` of σ⁻¹ on ``[c_lo, c_hi]``, and ``σ⁻¹(c_hi) >= λ``,
+    the largest logit a clipped estimate can take."""
+    if not 0 <= lam <= MAX_LOGIT:
+        raise InvalidArgument(f"internal: a probe logit scale λ = {float(lam):.3g} outside [0, {MAX_LOGIT}]")
     with ctx.workprec(prec):
         s = 1 / (1 + arb(to_fmpq(lam)).exp())  # σ(−λ)
         lo, _ = ball_interval(s)
-        lo -= Fraction(1, 2**prec)
+        lo *= 1 - Fraction(1, 2 ** (prec - 8))  # a relative margin: c_lo stays positive however small σ(−λ) is
         c_lo = to_fmpq(lo)
         c_hi = 1 - c_lo
         lip = 1 / (arb(c_lo) * arb(c_hi))
-    return c_lo, c_hi, lip
+        span = (arb(c_hi) / arb(c_lo)).log()
+    return c_lo, c_hi, lip, span
 
 
 def _value(answer) -> tuple[Fraction, Fraction]:
@@ -183,7 +200,7 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
     d, A, B, R = plan.d, plan.A, plan.B, plan.token_norm
     v_hat = [y / R for y in values[:d]]
     tau_v = [t / R for t in errors[:d]]
-    c_lo, c_hi, lip = _clip_interval(plan.lam, _PREC)
+    c_lo, c_hi, lip, span = _clip_interval(plan.lam, _PREC)
     AB = to_fmpq(A * B)
     W = np.zeros((d, d))
     bound = np.zeros((d, d))
@@ -217,8 +234,9 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
                 if eps is None or not certified:
                     bound[i, j] = math.inf
                 else:
-                    # both logits lie in [−λ, λ], so |Δℓ| <= 2λ whatever the noise
-                    err = _arb_min(lip * _arb_min(eps, width), 2 * arb(to_fmpq(plan.lam))) / AB + rounding
+                    # the true logit lies in [−λ, λ] and the clipped estimate in [−span, span],
+                    # so |Δℓ| <= λ + span whatever the noise
+                    err = _arb_min(lip * _arb_min(eps, width), arb(to_fmpq(plan.lam)) + span) / AB + rounding
                     bound[i, j] = _upper(err)
     v_out = np.array([float(x) for x in v_hat])
     v_bound = np.array([_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))

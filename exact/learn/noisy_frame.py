@@ -28,7 +28,8 @@ The paper's probes read ``W_ij`` through ``v_i``: its bound divides by the small
 ``|ΔW_kj| <= E_kj + (Σ_i |n_i|·E_ij)/(1 + ‖n‖₁)``.  Projection keeps the Frobenius
 bound and adds ``(1 − c)|Ŵ_kj|`` to an entry's.  Everything is computed in ball
 arithmetic and rounded up, the float64 rounding of ``Ŵ`` included.  A probe row whose
-``|v̂ᵀu_k|`` is not certified above the noise gets an infinite bound.
+``|v̂ᵀu_k|`` is not certified above the noise gets only the trivial bound: ``Ŵ`` and ``W`` both
+lie in the ball, so every error is at most ``2𝒲``, and every bound is capped there.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import _PREC, _positive, _upper, _value, float_down, noisy_query_count
+from .noisy import _PREC, MAX_LOGIT, _positive, _upper, _value, float_down, noisy_query_count
 from .result import ErrorBound, LearnResult
 
 __all__ = ["learn_noisy_frame", "FramePlan", "SPEC"]
@@ -65,6 +66,13 @@ def _dyadic_down(x: float, bits: int) -> Fraction:
 
 def _sigma(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
+
+
+def _better(best, cand):
+    """The lower score; between (nearly) equal scores, the smaller logit scale (saturated probes tie)."""
+    if best is None or cand[0] < best[0] * (1 - 1e-9) or (cand[0] <= best[0] * (1 + 1e-9) and cand[1] < best[1]):
+        return cand
+    return best
 
 
 def _proxy(beta: float, g: float, w: float, tau: float, tau_v: float, vnorm: float) -> float:
@@ -114,7 +122,7 @@ class FramePlan:
         vnorm = float(np.linalg.norm(v))
         if vnorm > 0:
             n = tuple(round(Fraction(float(x)) * 2**_DIRECTION_BITS) / Fraction(2**_DIRECTION_BITS) for x in v / vnorm)
-        else:  # v̂ = 0: no direction to lean on; the bounds below come out infinite, never finite and wrong
+        else:  # v̂ = 0: no direction to lean on; only the trivial bound 2𝒲 remains, never a finite wrong one
             n = (Fraction(1),) + (Fraction(0),) * (d - 1)
             vnorm = 1.0
         sigma = tuple(1 if x >= 0 else -1 for x in n)
@@ -122,16 +130,17 @@ class FramePlan:
         norms = [math.sqrt(sum(float(x) ** 2 for x in r.values())) for r in rows]
         tv = max((float(t) for t in tau_v), default=0.0)
         Rf, Wf = float(R), float(W)
-        best: tuple[float, float, float] | None = None
+        best: tuple[float, float, float, float] | None = None
         for i in range(1, 64):  # β = R·cos θ, g <= R·sin θ: with the sign s_kj, β² + g² <= R² suffices
             theta = math.pi / 2 * i / 64
+            beta = Rf * math.cos(theta)
+            top = min(Rf * math.sin(theta), MAX_LOGIT / 2 / (beta * Wf))  # logit scale βg𝒲 <= MAX_LOGIT/2
             for frac in (1.0, 0.75, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01):
-                beta, g = Rf * math.cos(theta), Rf * math.sin(theta) * frac
+                g = top * frac
                 score = _proxy(beta, g, Wf, max(tau, 1e-300), tv, vnorm)
-                if best is None or score < best[0]:
-                    best = (score, beta, g)
+                best = _better(best, (score, beta * g * Wf, beta, g))
         assert best is not None
-        _, beta, g = best
+        _, _, beta, g = best
         # Exact scales, rounded down so that every token stays within the budget, and short:
         # n lies on the grid 2^-40, each γ has a 6-bit mantissa and β lies on a grid 2^45
         # times finer than the γ, so every probe entry (γ·u_kj ± β) is a float64 number
@@ -174,7 +183,11 @@ class FramePlan:
                     lip = 2 + 2 * np.cosh(np.minimum(lam, 700))
                 eps = (max(tau, 1e-300) + B * tv + gam * (1 / (1 + np.exp(-lam))) * e) / (gam * s)
                 score = np.minimum(lip * eps, 2 * lam) / (B * gam)
-                i = int(np.argmin(score))
+                score[lam > MAX_LOGIT / 2] = np.inf
+                if not np.isfinite(score).any():
+                    continue
+                low = score <= score.min() * (1 + 1e-9)  # among (nearly) tied scores, the smallest logit scale
+                i = int(np.flatnonzero(low)[np.argmin(lam[low])])
                 g = _dyadic_down(float(gam[i]) * _SHRINK, 6)
                 gamma[k][j], beta[k][j] = g, _beta_on_grid(float(B[i]), g)
                 bounds[k][j] = min(Fraction(m), self.t_bound[k][j])
@@ -227,9 +240,13 @@ _SHRINK = 1 - 2.0**-20  # scales are rounded down by this much, so that tokens s
 
 
 def _beta_on_grid(beta: float, gamma: Fraction) -> Fraction:
-    """``β`` rounded down onto a grid 2^45 times finer than ``γ``'s exponent (float64-exact probe entries)."""
-    grid = Fraction(2) ** (math.frexp(float(gamma))[1] - 1 - 45)
-    return math.floor(Fraction(beta * _SHRINK) / grid) * grid
+    """``β`` rounded down onto a grid 2^45 times finer than ``γ``'s exponent, and below
+    ``2^6·2^e(γ)``: then every probe entry ``β + s·γ·u_kj`` (``γ`` a 6-bit mantissa, ``u_kj`` a
+    multiple of 2^-40 below 2) is a multiple of that grid below ``2^53`` of it, a float64 number."""
+    e = math.frexp(float(gamma))[1]
+    grid = Fraction(2) ** (e - 1 - 45)
+    b = min(Fraction(beta * _SHRINK), Fraction(2) ** (e + 5))
+    return math.floor(b / grid) * grid
 
 
 def _sqrt_up(q: Fraction) -> Fraction:
@@ -266,7 +283,7 @@ def decode_rows(plan: FramePlan, s_hat, s_err, v_hat, tau_v, values, errors):
                 lam = beta * g * plan.t_bound[k][j]  # >= |logit|
                 if lam not in clips:
                     clips[lam] = _clip(lam)
-                c_lo, c_hi, lip = clips[lam]
+                c_lo, c_hi, lip, span = clips[lam]
                 m = k * d + j
                 y, tau = values[m], errors[m]
                 sg = -1 if row.get(j, 0) > 0 else 1  # the probe's sign s_kj
@@ -278,7 +295,11 @@ def decode_rows(plan: FramePlan, s_hat, s_err, v_hat, tau_v, values, errors):
                     if alpha != clipped and abs(arb(alpha) - arb(clipped)) > eps:
                         raise OracleInconsistent(_outside(plan, m))
                     dl = lip * _min(eps, arb(c_hi) - arb(c_lo))
-                    E[k][j] = _min(dl, 2 * arb(to_fmpq(lam))) / to_fmpq(beta * g)
+                    # the true logit lies in [−λ, λ], the clipped estimate's in [−span, span]
+                    E[k][j] = _min(dl, arb(to_fmpq(lam)) + span) / to_fmpq(beta * g)
+                    if not (E[k][j] >= 0 and T[k][j].is_finite()):  # pragma: no cover - guards the arithmetic
+                        raise InvalidArgument(f"internal: probe ({k}, {j}) gave a bound that is not a finite "
+                                              "nonnegative number")
     return T, E
 
 
@@ -375,7 +396,13 @@ def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bou
     v = np.array([float(x) for x in v_hat])
     v_bound = [_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))
                for t, x, f in zip(tau_v, v_hat, v)]
+    # Ŵ and W both lie in the ball ‖·‖_F <= 𝒲 (Ŵ after projection, or found inside it up to
+    # float rounding), so no error exceeds 2𝒲: a cap on every bound
+    cap = math.nextafter(2 * float(W_bound) * (1 + 2.0**-40), math.inf)
+    bound = np.minimum(bound, cap)
     eb = ErrorBound.from_entries(bound, v_bound)
+    if not projected and eb.W_frobenius > cap:
+        eb = ErrorBound(cap, eb.W_max, eb.v_norm, eb.v_max)
     if projected:
         # Projection onto a convex set that holds W is non-expansive in Frobenius norm, so the
         # unprojected bound stands, plus the float64 rounding of the scaling (2^-50|Ŵ| covers
@@ -384,6 +411,8 @@ def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bou
         fro = min(eb.W_frobenius, 2 * float(W_bound)) * (1 + 2.0**-50) + rounding
         entries = ErrorBound.from_entries(bound + slack, v_bound)
         eb = ErrorBound(math.nextafter(fro, math.inf), entries.W_max, eb.v_norm, eb.v_max)
+    if eb.W_max > eb.W_frobenius:  # no entry's error exceeds the Frobenius error
+        eb = ErrorBound(eb.W_frobenius, eb.W_frobenius, eb.v_norm, eb.v_max)
     return run.finish(
         SingleHead(W.tolist(), v.tolist()),
         approximate=True,
