@@ -37,6 +37,7 @@ from .errors import ExactAttentionError, InvalidFormat, InvalidNumber
 from .models import SingleHead
 from .multihead import MultiHead
 from .ffn import ReLUFFN
+from .transformer import Transformer
 from .jsonfields import check_fields, check_kind, describe_json, short_repr
 from .numbers import MAX_DIGITS, parse_rational
 
@@ -58,7 +59,7 @@ __all__ = [
     "dump_json",
 ]
 
-MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead, "ffn": ReLUFFN}
+MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead, "ffn": ReLUFFN, "transformer": Transformer}
 
 #: The largest input file :func:`load_json` reads (256 MiB); larger ones are refused
 #: before they are read.

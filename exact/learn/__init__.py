@@ -13,6 +13,8 @@ from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
 from .noisy_refine import learn_noisy_refine
 from .threshold import learn_threshold
+from .ffn import learn_ffn
+from .transformer import learn_transformer
 from .adversary import adversary
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
@@ -24,6 +26,8 @@ __all__ = [
     "learn_noisy_frame",
     "learn_noisy_refine",
     "learn_threshold",
+    "learn_ffn",
+    "learn_transformer",
     "adversary",
     "noisy_query_count",
     "Run",

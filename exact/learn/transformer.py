@@ -1,0 +1,155 @@
+"""A one-layer Transformer ``T(X) = wᵀReLU(A·h(X))``, exactly: the FFN, then the odd part (SPEC §3.5).
+
+1. **The FFN.**  One-token inputs see only the FFN, ``T([x]) = wᵀReLU(Ax)``, so the exact
+   ReLU learner (:mod:`exact.learn.ffn`) runs on the oracle as it is.  Its function-level
+   form gives ``L = ½·Aᵀw``.
+2. **The attention.**  ``T(X) − T(−X) = (Aᵀw)ᵀh(X)`` is a single head with the same ``W``
+   and the value vector ``v_eff = Aᵀw`` (:class:`~exact.odd.OddOracle`), so Theorem 4.1's
+   learner recovers ``W`` and ``v_eff`` exactly with ``d² + d`` odd queries, each two
+   oracle calls.  It needs ``Aᵀw ≠ 0``: otherwise the odd part vanishes, and the learner
+   raises :class:`~exact.errors.NotIdentifiable` before asking it anything.
+3. **The check.**  ``v_eff`` must equal ``2L`` exactly: two independent measurements of
+   ``Aᵀw``, one from the FFN's linear part and one from the attention's value vector.
+
+The count is the FFN learner's plus ``2(d² + d)`` oracle calls, all counted on the oracle;
+the random verification sequences (lengths 3 and 4) then check the whole model at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import registry
+from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
+from ..odd import OddOracle
+from ..sequences import Sequence
+from ..transformer import Transformer
+from .driver import DEFAULT_CHECKS, Run, oracle_dimension
+from .ffn import _extract, _seed_ok
+from .result import LearnResult
+from .single_head import ProbePlan, learn_single_head
+
+__all__ = ["learn_transformer", "SPEC"]
+
+
+def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_CHECKS, check_seed=None,
+                      retries: int = 3, max_units: int = 4096) -> LearnResult:
+    """Learn ``W`` exactly and the FFN ``(A, w)`` in canonical form from an exact oracle.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        An exact oracle of a one-layer Transformer.
+    m : int, optional
+        The number of hidden units, if known.
+    seed : int, optional
+        Seed of the FFN learner's search path (fresh when omitted; reported).
+    checks, check_seed :
+        Random verification sequences (lengths 3 and 4) decided exactly, and their seed.
+    retries, max_units :
+        As for :func:`~exact.learn.ffn.learn_ffn`.
+
+    Examples
+    --------
+    >>> from exact import ExactOracle
+    >>> T = Transformer([[1, "1/2"], [0, -1]], [[1, 1], [2, -1], [0, 1]], [1, "-1/2", 2])
+    >>> r = learn_transformer(ExactOracle(T), m=3, seed=0)
+    >>> r.model.W == T.W, r.details["function_form"] == T.ffn.function_form(), r.exact
+    (True, True, True)
+    >>> r.queries == r.details["ffn_queries"] + 2 * (2 * 2 + 2)
+    True
+    """
+    d = oracle_dimension(oracle)
+    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
+        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    elif not _seed_ok(seed):
+        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
+    if not oracle.exact:
+        raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
+    run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
+    with run:
+        form, orientation, ffn, paths = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed,
+                                                 retries=retries, max_units=max_units)
+        ffn_queries = oracle.count - run.start
+        v_ffn = tuple(2 * x for x in form.linear)  # Aᵀw = 2L
+        if not any(v_ffn):
+            raise NotIdentifiable(
+                "Aᵀw = 0 (the FFN's linear part vanishes): the odd part T(X) − T(−X) = (Aᵀw)ᵀh(X) is zero, "
+                "so it shows nothing of W; this reduction needs Aᵀw ≠ 0"
+            )
+        run.require(2 * (d * d + d), f"the odd part: d² + d = {d * d + d} queries, two calls each")
+        head = learn_single_head(OddOracle(oracle, ask=run.ask), mode="certified", checks=0)
+        if tuple(head.model.v) != v_ffn:
+            raise OracleInconsistent(
+                "the odd part's value vector differs from Aᵀw = 2L measured on the FFN: the black box is not a "
+                "one-layer Transformer T(X) = wᵀReLU(A·h(X))"
+            )
+        model = Transformer(head.model.W, ffn.A, ffn.w)
+        details = {
+            "function_form": form,
+            "unit_forms": orientation.solutions,
+            "identifiable": orientation.identifiable,
+            "orientations": len(orientation.solutions),
+            "unit_reason": orientation.reason,
+            "hyperplanes": len(form.normals),
+            "paths": paths,
+            "seed": seed,
+            "ffn_queries": ffn_queries,
+            "odd_queries": head.queries,
+            "v_eff": v_ffn,
+        }
+        conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+        return run.finish(model, conditions=conditions, details=details)
+
+
+def _check_certificate(model, transcript, conditions) -> str | None:
+    """The transcript must be the FFN learner's queries on the model's FFN (same seed), then
+    Theorem 4.1's probe set for ``v_eff = Aᵀw``, each probe as the pair ``X, −X``."""
+    from ..certify import failed_entries
+    from ..oracles import ExactOracle
+
+    seed = conditions.get("seed")
+    if seed is None:
+        return "a transformer certificate must record the FFN path seed (conditions seed)"
+    v = model.v_eff
+    if not any(v):
+        return "Aᵀw = 0, so the odd part shows nothing of W: the transcript cannot identify it"
+    box = ExactOracle(model.ffn)
+    try:
+        _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), model.d,
+                 m=conditions.get("m"), seed=seed, retries=conditions.get("retries", 3), max_units=1 << 16)
+    except OracleInconsistent as e:
+        return f"re-running the FFN learner on the certified network fails: {e}"
+    probes = [Sequence.basis(model.d, i) for i in range(model.d)] + ProbePlan.choose(v).sequences()
+    expected = [q.X for q in box.transcript] + [x for s in probes for x in (s, -s)]
+    if [q.X for q in transcript] != expected:
+        return ("the transcript is not the FFN learner's queries followed by Theorem 4.1's probe pairs for this "
+                "model, so it need not identify it")
+    return None
+
+
+SPEC = registry.register(
+    registry.LearnerSpec(
+        name="transformer",
+        summary="one-layer Transformer [BSHK26 §5]: the FFN exactly, then Theorem 4.1 on the odd part T(X) − T(−X)",
+        model_kind="transformer",
+        modes=("certified",),
+        learn=learn_transformer,
+        query_count=lambda d, m=None, **conditions: None,
+        count_formula="Q_FFN(d, m) + 2(d² + d)",
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        check_certificate=_check_certificate,
+        scope=lambda conditions: "among one-layer Transformers with a bias-free ReLU FFN",
+        unchecked=lambda conditions: ("among one-layer Transformers with a bias-free ReLU FFN",),
+        model_class=lambda conditions: "a one-layer Transformer",
+        options=(
+            registry.Option("m", "int", "the number of hidden units, if known", minimum=0),
+            registry.Option("seed", "int", "seed of the FFN search path (default: fresh, reported)", minimum=0),
+        ),
+        command="transformer",
+        method="exact",
+        rederive_in_run=False,
+    )
+)
