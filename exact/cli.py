@@ -13,6 +13,10 @@ Subcommands::
     exact-attention learn single-head --model FILE [--mode M] [--json]
     exact-attention learn single-head --model FILE --noise uniform:1e-6 [--learner paper|frame|refine] --w-bound WB
     exact-attention learn low-rank --model FILE [--rank R] [--method sketch|cs] [--json]
+    exact-attention random ffn --d D --m M --seed S                   a bias-free ReLU network
+    exact-attention learn ffn --model FILE [--m M] [--json]
+    exact-attention random transformer --d D --m M --seed S
+    exact-attention learn transformer --model FILE [--m M] [--json]
     exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
     exact-attention verify [--quick] [--json]                          check the theorems' claims
@@ -31,6 +35,7 @@ import os
 import re
 import sys
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -38,11 +43,13 @@ from . import __version__, registry
 from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .grids import parse_grid
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
+from .ffn import ReLUFFN
 from .models import SingleHead
 from .noise import NOISE_KINDS, Adversarial, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
 from .oracles import BaseOracle, CallableOracle, ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
+from .transformer import Transformer
 
 __all__ = ["main", "build_parser"]
 
@@ -220,6 +227,18 @@ def _random_parser(sub) -> None:
         else:
             rs.add_argument("--rank", type=_int_type(0), required=True, help="rank bound r (W = A·B, A d×r, B r×d)")
         rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
+    for name, text in (("ffn", "a random bias-free ReLU network g(x) = wᵀReLU(Ax)"),
+                       ("transformer", "a random one-layer Transformer T(X) = wᵀReLU(A·h(X))")):
+        rs = rsub.add_parser(name, help=text)
+        rs.add_argument("--d", type=_dimension, required=True, help=f"input (token) dimension (1..{MAX_RANDOM_D})")
+        rs.add_argument("--m", type=_int_type(1, MAX_RANDOM_D), required=True,
+                        help=f"number of hidden units (1..{MAX_RANDOM_D})")
+        rs.add_argument("--seed", type=_int_type(0), default=0, help="seed of the generator (default 0)")
+        rs.add_argument("--grid", type=_grid, default="rational:7",
+                        help=f"grid of the entries (default rational:7): {GRIDS_HELP}")
+        rs.add_argument("--bound", type=_number, default=Fraction(2),
+                        help="magnitude of the entries (an exact number; default 2)")
+        rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
 
 
 def _learn_parser(sub) -> None:
@@ -254,7 +273,7 @@ def _learn_parser(sub) -> None:
         modes = sorted({m for s in specs if s.exact for m in s.modes})
         lc.add_argument("--mode", choices=modes, default=None,
                         help="the arithmetic (default: certified for the exact oracle or with --grid, else float)")
-        if "certified" in modes:
+        if "certified" in modes and any(_accepts(s.learn, "grid") for s in specs):
             lc.add_argument("--grid", type=_grid, default=None,
                             help=f"certified mode: identify every parameter on this grid: {GRIDS_HELP}")
             lc.add_argument("--max-prec", type=_int_type(16, 1 << 26), default=1 << 23,
@@ -269,9 +288,10 @@ def _learn_parser(sub) -> None:
                         help="how the simulated black box answers: 'exact' reals, or 'float' float64 with a "
                         "rounding bound; or MODULE:CALLABLE, a real function X -> number imported by name "
                         "(this RUNS that module's code; with --d and --accuracy or --noise-bound, no --model)")
-        lc.add_argument("--checks", type=_int_type(0, 100), default=2,
-                        help="verification queries after learning (random sequences of length 3–4; 0: none, "
-                        "and the result says what it then assumes)")
+        lc.add_argument("--checks", type=_int_type(0, 100), default=None,
+                        help="verification queries after learning (random sequences of length 3–4, or random points "
+                        "for a ReLU network; default: the learner's, 2, or 8 for a ReLU network; 0: none, and the "
+                        "result says what it then assumes)")
         lc.add_argument("--check-seed", type=_int_type(0), default=None,
                         help="seed of the verification queries (default: fresh)")
         seen = set()
@@ -298,9 +318,15 @@ def _learn_parser(sub) -> None:
 
 
 def _cmd_random(args) -> int:
-    model = SingleHead.random(
-        args.d, seed=args.seed, grid=args.grid, bound=args.bound, v_zeros=args.v_zeros, rank=args.rank
-    )  # "low-rank" is a single head drawn with rank(W) <= --rank
+    model: Any
+    if args.model == "ffn":
+        model = ReLUFFN.random(args.d, args.m, seed=args.seed, grid=args.grid, bound=args.bound)
+    elif args.model == "transformer":
+        model = Transformer.random(args.d, args.m, seed=args.seed, grid=args.grid, bound=args.bound)
+    else:  # "low-rank" is a single head drawn with rank(W) <= --rank
+        model = SingleHead.random(
+            args.d, seed=args.seed, grid=args.grid, bound=args.bound, v_zeros=args.v_zeros, rank=args.rank
+        )
     text = dump_json(model.to_json(), args.output)
     if args.output is None:
         print(text)
@@ -397,12 +423,14 @@ def _cmd_learn(args) -> int:
     elif args.noise_seed is not None:
         raise InvalidArgument("--noise-seed: applies only with --noise")
     if spec.exact:
-        kwargs.update(checks=args.checks, check_seed=args.check_seed)
-        if args.mode is not None:
+        kwargs.update(check_seed=args.check_seed)
+        if args.checks is not None:
+            kwargs["checks"] = args.checks
+        if args.mode is not None and _accepts(spec.learn, "mode"):
             kwargs["mode"] = args.mode
         if getattr(args, "grid", None) is not None:
             kwargs["grid"] = args.grid
-        if hasattr(args, "max_prec"):
+        if hasattr(args, "max_prec") and _accepts(spec.learn, "max_prec"):
             kwargs["max_prec"] = args.max_prec
     elif args.mode is not None or getattr(args, "grid", None) is not None:
         raise InvalidArgument(f"--mode/--grid: learner {spec.name!r} is approximate and takes neither")
@@ -428,7 +456,7 @@ def _cmd_learn(args) -> int:
     if result.certificate is not None and report is None:
         with terminal_reporter(quiet=args.quiet):
             report = result.certificate.check()
-    same = result.model == model
+    same = _same(result, model)
     measured = _measured_errors(result.model, model) if result.error_bound is not None else None
     within = measured is None or _within_bound(measured, result.error_bound)
     ok = (same or not result.exact) and (report is None or report.holds) and within
@@ -441,10 +469,87 @@ def _cmd_learn(args) -> int:
         if report is not None:
             out["certificate"] = {"kind": report.kind, "holds": report.holds, "covers": _covers(report.scope),
                                   "message": report.message}
+        if model.kind in ("ffn", "transformer"):
+            out.update(_ffn_json(result, model))
         print(json.dumps(out, indent=1))
+    elif model.kind in ("ffn", "transformer"):
+        _print_ffn_result(result, model, report, same)
     else:
         _print_result(result, model, spec, report, same, measured)
     return 0 if ok else EXIT_FAIL
+
+
+def _accepts(fn, name: str) -> bool:
+    """Whether the learner function takes the keyword ``name`` (the command line offers what it takes)."""
+    import inspect
+
+    return name in inspect.signature(fn).parameters
+
+
+def _same(result, model) -> bool:
+    """Whether the result is the model: its parameters, or for a ReLU network (and a Transformer's
+    FFN) its canonical forms: the function level always, the unit level when it is identifiable."""
+    if model.kind not in ("ffn", "transformer"):
+        return result.model == model
+    ffn = model.ffn if model.kind == "transformer" else model
+    learned = result.model.ffn if model.kind == "transformer" else result.model
+    same = result.details["function_form"] == ffn.function_form()
+    if result.details["identifiable"]:
+        same = same and learned.unit_form() == ffn.unit_form()
+    if model.kind == "transformer":
+        same = same and result.model.W == model.W
+    return same
+
+
+def _ffn_json(result, model) -> dict:
+    """The canonical forms and the counts of a ReLU network's or a Transformer's result."""
+    d = result.details
+    out = {
+        "function_form": d["function_form"].to_json(),
+        "unit_forms": [u.to_json() for u in d["unit_forms"]],
+        "identifiable": d["identifiable"],
+        "orientations": d["orientations"],
+        "oracle_calls": result.queries,
+        "queries": result.queries,
+    }
+    if model.kind == "transformer":
+        out["queries"] = d["ffn_queries"] + d["odd_queries"]  # value queries: each odd one is two calls
+        out["W"] = result.model.to_json()["W"]
+    return out
+
+
+def _print_ffn_result(result, model, report, same: bool) -> None:
+    d = result.details
+    m = model.m
+    if model.kind == "transformer":
+        dd = model.d
+        print(f"queries     {d['ffn_queries']} for the FFN + {d['odd_queries']} odd queries (two calls each) = "
+              f"{result.queries} oracle calls (Q_FFN + 2(d² + d) = {d['ffn_queries']} + {2 * (dd * dd + dd)})")
+    else:
+        bound = registry.get("ffn").query_count(model.d, m=m)
+        print(f"queries     {result.queries} + {result.verification_queries} checks (the stated bound, checks included: "
+              f"(m + 1)(d − 2) + 5m + 20 = {bound} for m = {m}), {d['paths']} path(s), seed {d['seed']}")
+    print(f"checks      {result.verification_queries} random verification queries, reproduced exactly")
+    verdict = "yes: the canonical form equals the model's" if same else "NO: differs from the model's canonical form"
+    print(f"exact       {verdict}")
+    if report is not None:
+        print(f"certificate {report.message}")
+    form = d["function_form"]
+    print(f"function    g(x) = Lᵀx + Σ κ_k|n_kᵀx| with {len(form.normals)} hyperplanes")
+    print("  L = [" + ", ".join(format_rational(x) for x in form.linear) + "]")
+    for n, k in zip(form.normals, form.kinks):
+        print(f"  κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n) + "]")
+    if d["identifiable"]:
+        print(f"units       identifiable: {len(d['unit_forms'][0].units)} units (up to order and positive scaling)")
+        for a, w in d["unit_forms"][0].units:
+            print(f"  w = {format_rational(w)}, a = [" + ", ".join(format_rational(x) for x in a) + "]")
+    else:
+        print(f"units       not identifiable: {d['unit_reason']} ({d['orientations']} orientation(s) found)")
+    if model.kind == "transformer":
+        print("W =")
+        for row in result.model.W:
+            print("  [" + ", ".join(format_rational(x) for x in row) + "]")
+    print(f"seconds     {result.seconds['total']:.3f}")
 
 
 def _learn_callable(args, spec) -> int:
@@ -458,8 +563,10 @@ def _learn_callable(args, spec) -> int:
     if missing:
         raise InvalidArgument(f"{missing[0]}: learner {spec.name!r} needs it")
     if spec.exact:
-        kwargs.update(checks=args.checks, check_seed=args.check_seed)
-        if args.mode is not None:
+        kwargs.update(check_seed=args.check_seed)
+        if args.checks is not None:
+            kwargs["checks"] = args.checks
+        if args.mode is not None and _accepts(spec.learn, "mode"):
             kwargs["mode"] = args.mode
         if getattr(args, "grid", None) is not None:
             kwargs["grid"] = args.grid

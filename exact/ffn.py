@@ -29,14 +29,14 @@ from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq, fmpz_mat
+from flint import fmpq
 
 from .errors import InvalidArgument, ShapeError
 from .expfield import ExpRatio
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, describe_json
 from .models import _sampler, as_matrix, as_vector
-from .linalg import QMatrix
+from .linalg import QMatrix, ZMatrix
 from .numbers import format_rational, to_fmpq
 from .sequences import Sequence, as_sequence
 
@@ -272,8 +272,7 @@ class ReLUFFN:
                 cols.append(dense)
                 dens.append(D)
             n = len(part)
-            X_int = fmpz_mat(d, n, [cols[k][i] for i in range(d) for k in range(n)])
-            rows = (Ai * X_int).tolist()
+            rows = Ai.times_columns(cols)
             acc = [0] * n
             for Wj, row in zip(W, rows):
                 if Wj:
@@ -289,7 +288,7 @@ class ReLUFFN:
         cached = getattr(self, "_ints", None)
         if cached is None:
             rs = [math.lcm(*(x.denominator for x in row)) for row in self.A]
-            Ai = fmpz_mat(self.m, self.d, [int(x * r) for row, r in zip(self.A, rs) for x in row])
+            Ai = ZMatrix([[int(x * r) for x in row] for row, r in zip(self.A, rs)])
             ws = [w / r for w, r in zip(self.w, rs)]
             c = math.lcm(*(x.denominator for x in ws))
             cached = (Ai, [int(x * c) for x in ws], c)

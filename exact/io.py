@@ -27,6 +27,7 @@ import json
 import os
 import re
 import sys
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,7 @@ from .multihead import MultiHead
 from .ffn import ReLUFFN
 from .transformer import Transformer
 from .jsonfields import check_fields, check_kind, describe_json, short_repr
-from .numbers import MAX_DIGITS, parse_rational
+from .numbers import MAX_DIGITS, format_rational, parse_rational
 
 __all__ = [
     "MODEL_KINDS",
@@ -90,6 +91,19 @@ def model_from_json(data):
     return cls.from_json(data)
 
 
+def _jsonable(value):
+    """A result detail as JSON: forms by their ``to_json``, rationals as ``"p/q"``, tuples as lists."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if isinstance(value, Fraction):
+        return format_rational(value)
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    return value
+
+
 def result_to_json(result, *, certificate: bool = False) -> dict:
     """A learner's result as JSON (the certificate, with its transcript, on request).
 
@@ -116,7 +130,7 @@ def result_to_json(result, *, certificate: bool = False) -> dict:
         "assumptions": list(result.assumptions),
         "claim": result.claim,
         "seconds": {k: round(v, 6) for k, v in result.seconds.items()},
-        "details": {k: (list(v) if isinstance(v, tuple) else v) for k, v in result.details.items()},
+        "details": {k: _jsonable(v) for k, v in result.details.items()},
     }
     if result.error_bound is not None:
         out["error_bound"] = result.error_bound.to_json()

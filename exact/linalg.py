@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
-__all__ = ["QMatrix"]
+__all__ = ["QMatrix", "ZMatrix"]
 
 
 def _q(x) -> fmpq:
@@ -193,3 +193,24 @@ class QMatrix:
 
     def __repr__(self) -> str:
         return f"QMatrix({[[str(x) for x in r] for r in self.rows()]})"
+
+
+class ZMatrix:
+    """A dense integer matrix (flint ``fmpz_mat``), for integer-form products in hot loops.
+
+    >>> ZMatrix([[1, 2], [3, 4]]).times_columns([[1, 0], [0, 1], [1, 1]])
+    [[1, 2, 3], [3, 4, 7]]
+    """
+
+    __slots__ = ("_m", "ncols")
+
+    def __init__(self, rows: Sequence[Sequence[int]]):
+        rows = [list(r) for r in rows]
+        self.ncols = len(rows[0]) if rows else 0
+        self._m = fmpz_mat(len(rows), self.ncols, [int(x) for r in rows for x in r])
+
+    def times_columns(self, cols: Sequence[Sequence[int]]) -> list[list]:
+        """``self @ [c_1 … c_n]`` for integer columns, as rows (one per row of ``self``)."""
+        n, d = len(cols), self.ncols
+        X = fmpz_mat(d, n, [cols[k][i] for i in range(d) for k in range(n)])
+        return (self._m * X).tolist()

@@ -459,6 +459,7 @@ SPEC = registry.register(
         count_formula="<= (m + 1)(d − 2) + 5m + 20",
         conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
         check_certificate=_check_certificate,
+        scope=lambda conditions: "as a function, among bias-free one-hidden-layer ReLU networks",
         unchecked=_unchecked,
         model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network",
         options=(
