@@ -290,7 +290,7 @@ def _learn_parser(sub) -> None:
                         "(this RUNS that module's code; with --d and --accuracy or --noise-bound, no --model)")
         lc.add_argument("--checks", type=_int_type(0, 100), default=None,
                         help="verification queries after learning (random sequences of length 3–4, or random points "
-                        "for a ReLU network; default: the learner's, 2, or 8 for a ReLU network; 0: none, and the "
+                        "for a ReLU network; default: the learner's, 2, or 6 for a ReLU network, which checks 2 more itself; 0: none, and the "
                         "result says what it then assumes)")
         lc.add_argument("--check-seed", type=_int_type(0), default=None,
                         help="seed of the verification queries (default: fresh)")

@@ -26,8 +26,16 @@ linear on each of the two segments).  The learner:
    path (``retries``); an oracle that is not a ReLU network raises
    :class:`~exact.errors.OracleInconsistent`.
 
-The count is ``(m + 1)(d − 2)`` coordinate probes plus about five queries per breakpoint
-and eleven for the path's ends, plus the verification points.
+A hyperplane through ``p`` is never crossed (its unit is linear along the whole path); one
+more query, ``g(−q)``, against the odd identity ``g(x) − g(−x) = 2L·x`` exposes it.  Two
+hyperplanes crossing the path at one point look like one hyperplane with the sum of their
+normals, right all along the path and wrong away from it; two random points off the path
+(with the driver's six verification points, eight random points in all) expose it.  Either
+sends the learner to a new path.
+
+The count is ``(m + 1)(d − 2)`` coordinate probes, about four queries per breakpoint (two
+per acceptance or split), seven for the path's ends and one for ``g(−q)``, plus the
+verification points.
 """
 
 from __future__ import annotations
@@ -53,7 +61,10 @@ from .result import LearnResult
 
 __all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "FFNDetails"]
 
-DEFAULT_FFN_CHECKS = 8
+#: Random points the learner itself checks (a mismatch sends it to another path); with the
+#: driver's :data:`DEFAULT_FFN_CHECKS` verification points, 8 random points are decided exactly.
+OFF_PATH_CHECKS = 2
+DEFAULT_FFN_CHECKS = 6
 _PATH_BITS = 20  # p and q have integer entries in [−2^20, 2^20]
 _PROBE_BITS = 24  # coordinate probes start at 2^-24 of the region's width along the path
 
@@ -84,10 +95,10 @@ class FFNDetails:
 class _Reader:
     """Exact rational answers to one-token queries, through ``ask(sequences) -> answers``.
 
-    Every point the learner asks is dyadic (``P + t·D`` with integer ``P``, ``D`` and dyadic
-    ``t``, or such a point plus a power of two on one coordinate), so it is given as
-    integer numerators over one power-of-two denominator, and the sequence is built in the
-    integer form the oracle evaluates without a rational per entry.
+    Every point the learner asks is ``P + t·D`` with integer ``P``, ``D`` and rational ``t``
+    (dyadic but for a rare repair), or such a point plus a power of two on one coordinate,
+    so it is given as integer numerators over one denominator, and the sequence is built in
+    the integer form the oracle evaluates without a rational per entry.
     """
 
     def __init__(self, ask, d: int):
@@ -116,17 +127,9 @@ class _Reader:
         return out
 
 
-def _dyadic(t: fmpq) -> tuple[int, int]:
-    """``t = a/2^k`` as ``(a, 2^k)``."""
-    den = int(t.q)
-    if den & (den - 1):
-        raise ValueError("internal: a non-dyadic query point")  # pragma: no cover - every point is dyadic
-    return int(t.p), den
-
-
 def _at(P: list, D: list, t: fmpq) -> tuple[list, int]:
-    """The point ``P + t·D`` (integer ``P``, ``D``, dyadic ``t``) as ``(numerators, 2^k)``."""
-    a, den = _dyadic(t)
+    """The point ``P + t·D`` (integer ``P``, ``D``, rational ``t = a/b``) as ``(numerators, b)``."""
+    a, den = int(t.p), int(t.q)
     return [den * p + a * q for p, q in zip(P, D)], den
 
 
@@ -309,6 +312,18 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
             raise PathRetry("the first region's point lies on a hyperplane")
         L = [a - _q(kap) * s * _q(b) for a, b in zip(L, n)]
     form = FunctionForm.build(d, terms, [_f(x) for x in L])
+    # A hyperplane through p is never crossed (a·x keeps one sign along the whole path), and
+    # its unit looks linear there.  The odd part g(x) − g(−x) = 2L·x shows it: one query g(−q).
+    # Two breakpoints at one point of the path look like one hyperplane whose normal is the
+    # sum of theirs; that is right all along the path and wrong away from it: random points
+    # off the path show it (and send the learner to another path, where it is not).
+    away = [[int(x) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
+            for _ in range(OFF_PATH_CHECKS)]
+    points = [[-x for x in q]] + away
+    for z, gz in zip(points, reader.values([(z, 1) for z in points])):
+        if _f(gz) != form.value(z):
+            raise PathRetry("a point off the path disagrees with the learned function (a hyperplane through p, "
+                            "or two hyperplanes crossing the path at one point)")
     return form, len(form.normals)
 
 
@@ -364,7 +379,8 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
     seed : int, optional
         Seed of the search path (fresh when omitted; reported).
     checks : int
-        Random verification points decided exactly (default 8).
+        Random verification points the driver decides exactly after learning (default 6;
+        with the learner's own two random points off the path, 8 in all).
     check_seed : int, optional
         Seed of the verification points (fresh when omitted).
     retries : int

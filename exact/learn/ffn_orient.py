@@ -42,9 +42,11 @@ class Orientation:
         Every unit form found (with its residual linear part; zero when the units explain
         ``L``).  Empty when none was searched (``reason`` says why).
     identifiable : bool
-        Exactly one solution, with no residual.
+        Exactly one solution, with no residual.  (Among networks whose every unit's
+        hyperplane shows a kink: a cancelled pair ``w·ReLU(z) − w·ReLU(−z)`` is linear and
+        shows none, so no learner can tell where it lies.)
     reason : str
-        Why the unit level is not identifiable ("" when it is).
+        Why the unit level is not identifiable, or a note on it ("" otherwise).
     """
 
     solutions: tuple
@@ -96,9 +98,12 @@ def orient(form: FunctionForm, *, m: int | None = None, max_free: int = 22) -> O
             units.append((tuple(-x for x in n), kap - yk))
         sol = UnitForm.build(d, units)
         count = len(sol.units)
-        if m is not None and count < m:
-            return Orientation((sol,), False, f"{count} units explain the function but m = {m}: units merged "
-                               "(duplicates) or cancelled (antipodal pairs with opposite weights)")
+        if m is not None and count > m:
+            return Orientation((sol,), False, f"the function needs {count} units (an antipodal pair per hyperplane "
+                               f"whose linear share is not ±κ), more than m = {m}")
+        if m is not None and count < m:  # duplicates merge in the canonical form: it is still the unit level
+            return Orientation((sol,), True, f"{count} units after merging units on the same hyperplane and side "
+                               f"(m = {m})")
         return Orientation((sol,), True)
     return _subset_sum(form, m=m, max_free=max_free)
 
@@ -147,5 +152,6 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
         return Orientation(tuple(solutions), False, f"{len(solutions)} orientations explain the function "
                            "(signed, weighted normals summing to zero: a tent)")
     if m is not None and len(solutions[0].units) < m:
-        return Orientation(tuple(solutions), False, f"{len(solutions[0].units)} units explain the function but m = {m}")
+        return Orientation(tuple(solutions), True, f"{len(solutions[0].units)} units after merging units on the same "
+                           f"hyperplane and side (m = {m})")
     return Orientation(tuple(solutions), True)

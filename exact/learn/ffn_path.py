@@ -80,6 +80,13 @@ class SegmentScan:
     end: fmpq  # h(1)
 
 
+def _crossing(u: Line, v: Line) -> fmpq | None:
+    """Where two lines cross (``None`` if parallel)."""
+    if u.slope == v.slope:
+        return None
+    return (v.intercept - u.intercept) / (u.slope - v.slope)
+
+
 def dyadic_between(a: fmpq, b: fmpq) -> fmpq:
     """The dyadic rational with the smallest denominator in the open interval ``(a, b)``, ``a < b``.
 
@@ -142,8 +149,37 @@ def scan_segment(
     found: dict = {}
     stack = [(_ZERO, _ONE, first, last)]
     min_width = fmpq(1, 2**min_width_bits)
+    # A window on neither line gives a chord taken as h's line there.  If a breakpoint sat
+    # exactly at the candidate (outer lines can meet exactly at an inner breakpoint in
+    # structured networks), the chord is no line of h and the intervals next to it cannot
+    # resolve; after two failures next to a chord, h at its candidate shows the kink.
+    chords: dict = {}  # id(line) -> [a, t, c, ya, yc, failures, replacement or None]
+
+    def resolve(line, side):
+        info = chords.get(id(line))
+        if info is None or info[6] is None:
+            return line
+        return info[6][side]
+
+    def note_failure(*lines):
+        for line in lines:
+            info = chords.get(id(line))
+            if info is not None and info[6] is None:
+                info[5] += 1
+
     while stack:
         l, r, ll, lr = stack.pop()
+        ll, lr = resolve(ll, 1), resolve(lr, 0)
+        for line in (ll, lr):
+            info = chords.get(id(line))
+            if info is not None and info[6] is None and info[5] >= 8:
+                a, t, c, ya, yc = info[:5]
+                (yt,) = ask([t])
+                left, right = Line.through(a, ya, t, yt), Line.through(t, yt, c, yc)
+                info[6] = (line, line) if left == right else (left, right)
+                if left != right:
+                    found[t] = Breakpoint(t, left, right)
+        ll, lr = resolve(ll, 1), resolve(lr, 0)
         if ll == lr:
             continue
         if r - l < min_width or len(found) > max_breakpoints:
@@ -156,21 +192,69 @@ def scan_segment(
             t = (lr.intercept - ll.intercept) / (ll.slope - lr.slope)
             if not l < t < r:
                 t = None
-        accept = t is not None
-        if t is None:  # parallel lines, or crossing outside: at least two breakpoints; split near the middle
+        if t is None:  # parallel lines, or crossing outside: at least two breakpoints
+            # one point near the middle first: on ℓ_l, the breakpoints lie right of it; on ℓ_r,
+            # left of it; on neither, it is inside and one more point gives its line
+            note_failure(ll, lr)
             quarter = (r - l) / 4
             t = dyadic_between(l + quarter, r - quarter)
+            (yt,) = ask([t])
+            if yt == ll(t):
+                stack.append((t, r, ll, lr))
+                continue
+            if yt == lr(t):
+                stack.append((l, t, ll, lr))
+                continue
+            c = dyadic_between(t, t + min(d0, (r - t) / 4))
+            (yc,) = ask([c])
+            mid = Line.through(t, yt, c, yc)
+            stack.append((c, r, mid, lr))
+            stack.append((l, t, ll, mid))
+            continue
         eps = min(d0, (t - l) / 4, (r - t) / 4)
         a, c = dyadic_between(t - eps, t), dyadic_between(t, t + eps)
         ya, yc = ask([a, c])
-        if accept and ya == ll(a) and yc == lr(c):
+        left_ok, right_ok = ya == ll(a), yc == lr(c)
+        if left_ok and right_ok:
             found[t] = Breakpoint(t, ll, lr)
             continue
-        # t is not the only breakpoint: h is linear on the short window (a, c), so the two
-        # answers give its line there, and the interval splits around the window
+        note_failure(ll, lr)
+        if left_ok:  # ℓ_l holds up to a
+            if yc == ll(c):  # and past c: every breakpoint lies right of c
+                stack.append((c, r, ll, lr))
+                continue
+            # h leaves ℓ_l inside the window: a breakpoint within eps of t (t was nearly right)
+            c2 = dyadic_between(c, c + min(d0, (r - c) / 4))
+            (yc2,) = ask([c2])
+            right = Line.through(c, yc, c2, yc2)
+            b = _crossing(ll, right)
+            stack.append((c2, r, right, lr))
+            if b is not None and a < b < c:  # points on both sides, on their lines, close to b
+                found[b] = Breakpoint(b, ll, right)
+            else:
+                stack.append((a, c, ll, right))
+            continue
+        if right_ok:  # the mirror image: ℓ_r holds from c on
+            if ya == lr(a):
+                stack.append((l, a, ll, lr))
+                continue
+            a2 = dyadic_between(a - min(d0, (a - l) / 4), a)
+            (ya2,) = ask([a2])
+            left = Line.through(a2, ya2, a, ya)
+            b = _crossing(left, lr)
+            if b is not None and a < b < c:
+                found[b] = Breakpoint(b, left, lr)
+            else:
+                stack.append((a, c, left, lr))
+            stack.append((l, a2, ll, left))
+            continue
+        # h is on neither line near t: t is not a breakpoint (or the chord is repaired later),
+        # h is linear on the short window (a, c), so the two answers give its line there,
+        # and the interval splits around it
         mid = Line.through(a, ya, c, yc)
-        stack.append((l, a, ll, mid))
+        chords[id(mid)] = [a, t, c, ya, yc, 0, None]
         stack.append((c, r, mid, lr))
+        stack.append((l, a, ll, mid))
     bps = tuple(found[t] for t in sorted(found))
     lines = [first] + [b.right for b in bps]
     for k, b in enumerate(bps):  # the lines must chain: right of one breakpoint = left of the next

@@ -1,0 +1,262 @@
+"""Exact ReLU FFN extraction: canonical forms, counts, and the robustness cases."""
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from exact import ExactOracle
+from exact.errors import InvalidArgument, OracleInconsistent, QueryBudgetExceeded, ShapeError
+from exact.ffn import FunctionForm, ReLUFFN, UnitForm
+from exact.learn.ffn import _path, ffn_query_bound, learn_ffn
+from exact.learn.ffn_orient import orient
+
+
+def _learn(net, *, m=None, seed=0, **kw):
+    oracle = ExactOracle(net)
+    r = learn_ffn(oracle, m=m, seed=seed, **kw)
+    assert r.exact and r.certificate.check().holds
+    assert oracle.count == r.queries + r.verification_queries
+    return r
+
+
+# -- the models -----------------------------------------------------------------------
+
+
+def test_function_form_is_the_map_and_merges_what_the_map_cannot_tell_apart():
+    net = ReLUFFN([[1, 2], [2, 4], [-1, -2], [0, 3]], [1, "1/2", 3, -1])
+    form = net.function_form()
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        x = [Fraction(int(t), 7) for t in rng.integers(-50, 50, size=2)]
+        assert form.value(x) == net.value(x)
+    # (1,2), (2,4) and (-1,-2) share one hyperplane: one kink, |c|-weighted
+    assert form.normals == ((Fraction(0), Fraction(1)), (Fraction(1), Fraction(2)))
+    assert form.kinks == (Fraction(-3, 2), Fraction(1, 2) + Fraction(1, 2) + Fraction(3, 2))
+    # a cancelled pair is linear: no kink at all
+    assert ReLUFFN([[1, 1], [-1, -1]], [2, -2]).function_form().normals == ()
+
+
+def test_unit_form_is_invariant_under_permutation_and_positive_scaling():
+    a = ReLUFFN([[1, 2, 0], [0, -3, 1]], [2, -1])
+    b = ReLUFFN([[0, -6, 2], ["1/2", 1, 0]], ["-1/2", 4])
+    assert a.unit_form() == b.unit_form() and a.function_form() == b.function_form()
+    assert ReLUFFN([[1, 0]], [1]).unit_form() != ReLUFFN([[-1, 0]], [1]).unit_form()
+
+
+def test_models_evaluate_consistently_and_round_trip_through_json():
+    net = ReLUFFN.random(5, 7, seed=3)
+    X = [[Fraction(1, 3), -2, 0, Fraction(5, 4), 1]]
+    assert net.exact(X).as_rational() == net.value(X[0])
+    assert net.float(X) == pytest.approx(float(net.value(X[0])), rel=1e-12)
+    assert ReLUFFN.from_json(net.to_json()) == net
+    assert [float(v) for v in net.rational_batch([X, X])] == [float(net.value(X[0]))] * 2
+    with pytest.raises(ShapeError, match="one-token"):
+        net.exact([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0]])
+    with pytest.raises(ShapeError, match="field 'm' is 3"):
+        ReLUFFN.from_json({**net.to_json(), "m": 3})
+
+
+# -- exactness and counts -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d, m", [(4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (1, 1), (1, 3), (2, 5), (3, 1)])
+def test_random_networks_are_recovered_exactly_within_the_count(d, m):
+    for seed in range(5):
+        net = ReLUFFN.random(d, m, seed=seed)
+        r = _learn(net, m=m, seed=seed)
+        assert r.details["function_form"] == net.function_form()
+        if r.details["identifiable"]:
+            assert r.model.unit_form() == net.unit_form()
+        assert r.queries + r.verification_queries <= ffn_query_bound(d, m)
+        assert r.verification_queries == 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d, m", [(32, 32), (64, 64)])
+def test_large_networks_are_recovered_exactly(d, m):
+    for seed in range(5):
+        net = ReLUFFN.random(d, m, seed=seed)
+        r = _learn(net, m=m, seed=seed)
+        assert r.details["function_form"] == net.function_form() and r.model.unit_form() == net.unit_form()
+        assert r.queries + r.verification_queries <= ffn_query_bound(d, m)
+
+
+def test_unknown_m_still_finds_the_function():
+    net = ReLUFFN.random(6, 9, seed=4)
+    r = _learn(net)
+    assert r.details["function_form"] == net.function_form() and r.details["hyperplanes"] == 9
+
+
+# -- the robustness suite ------------------------------------------------------------
+
+
+def test_antipodal_pair_with_m_at_most_d_is_unit_exact():
+    net = ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, 2, -1])
+    r = _learn(net, m=3)
+    assert r.details["identifiable"] and r.model.unit_form() == net.unit_form()
+    assert len(r.model.unit_form().units) == 3
+
+
+def test_cancelled_pair_is_a_linear_residual_and_function_exact():
+    net = ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, -1, -1])  # w·ReLU(z) − w·ReLU(−z) = w·z
+    r = _learn(net, m=3)
+    assert r.details["function_form"] == net.function_form() and len(r.details["function_form"].normals) == 1
+    assert not r.details["identifiable"] and "span" in r.details["unit_reason"]
+
+
+def test_duplicate_units_are_merged():
+    net = ReLUFFN([[1, 2, 0], [2, 4, 0], [0, 1, 1]], [1, 3, -1])
+    r = _learn(net, m=3)
+    assert r.details["identifiable"] and r.model.unit_form() == net.unit_form()
+    assert len(r.model.unit_form().units) == 2 and "merging" in r.details["unit_reason"]
+
+
+def _path_of(seed, d):
+    return _path(np.random.default_rng(seed), d)
+
+
+def _orthogonal(v, rng, d):
+    """A random small-integer vector orthogonal to the integer vector v."""
+    while True:
+        a = [int(x) for x in rng.integers(-5, 6, size=d)]
+        i = next(k for k in range(d) if v[k])
+        rest = sum(a[k] * v[k] for k in range(d) if k != i)
+        a[i] = Fraction(-rest, v[i])
+        if any(a):
+            return a
+
+
+def test_a_hyperplane_through_the_paths_corner_is_exact():
+    d, seed = 4, 11
+    p, q = _path_of(seed, d)
+    rng = np.random.default_rng(0)
+    net = ReLUFFN([_orthogonal(q, rng, d), [1, 0, 2, -1], [0, 1, -1, 3]], [2, -1, 1])
+    r = _learn(net, m=3, seed=seed)
+    assert r.details["function_form"] == net.function_form() and r.model.unit_form() == net.unit_form()
+    assert r.details["paths"] == 1
+
+
+def test_a_hyperplane_through_p_is_detected_and_the_path_retried():
+    d, seed = 4, 12
+    p, q = _path_of(seed, d)
+    rng = np.random.default_rng(1)
+    net = ReLUFFN([_orthogonal(p, rng, d), [1, 0, 2, -1], [0, 1, -1, 3]], [2, -1, 1])
+    r = _learn(net, m=3, seed=seed)
+    assert r.details["paths"] == 2  # the first path never crossed that hyperplane
+    assert r.details["function_form"] == net.function_form()
+
+
+def test_coincident_breakpoints_are_detected_and_the_path_retried():
+    d, seed = 4, 13
+    p, q = _path_of(seed, d)
+    x = [3 * a + (b - a) for a, b in zip(p, q)]  # 3·(p + (q − p)/3): the point at t = 1/3
+    rng = np.random.default_rng(2)
+    net = ReLUFFN([_orthogonal(x, rng, d), _orthogonal(x, rng, d), [1, 1, 0, 2]], [1, -2, 1])
+    r = _learn(net, m=3, seed=seed)
+    assert r.details["paths"] >= 2
+    assert r.details["function_form"] == net.function_form()
+
+
+@pytest.mark.parametrize("name, A, w", [
+    ("identity", np.eye(6, dtype=int).tolist(), [1, -1, 1, -1, 1, -1]),
+    ("signs", [[1 if (i >> k) & 1 else -1 for k in range(4)] for i in range(16)], [(-1) ** i for i in range(16)]),
+    ("ones", [[1] * 5, [1, 1, 1, 1, 0], [0, 1, 1, 1, 1], [1, 0, 0, 0, 1]], [1, 1, -1, 2]),
+    ("hadamard", [[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], [1, 2, 3, 4]),
+])
+def test_structured_small_integer_networks_terminate_exactly(name, A, w):
+    net = ReLUFFN(A, w)
+    r = _learn(net, m=len(w))
+    assert r.details["function_form"] == net.function_form(), name
+
+
+def test_m_above_d_with_a_tent_reports_every_orientation():
+    # κ·n summing to zero over three units: flipping all three gives the same function
+    net = ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2])
+    r = _learn(net, m=3)
+    assert r.details["function_form"] == net.function_form()
+    forms = r.details["unit_forms"]
+    assert not r.details["identifiable"] and len(forms) == 2 and net.unit_form() in forms
+    assert all(f.network().function_form() == net.function_form() for f in forms)
+
+
+def test_a_wide_tent_is_function_exact_and_flagged():
+    net = ReLUFFN([[1, k] for k in range(28)], [1 + k % 3 for k in range(28)])  # 26 free signs: beyond enumeration
+    r = _learn(net, m=28)
+    assert r.details["function_form"] == net.function_form()
+    assert not r.details["identifiable"] and "free signs" in r.details["unit_reason"]
+
+
+def test_orient_reports_every_solution_of_a_subset_sum():
+    form = ReLUFFN([[1, 0], [0, 1], [1, 1], [1, -1]], [1, 1, 1, 1]).function_form()
+    o = orient(form, m=4)
+    assert o.solutions and all(UnitForm.build(2, s.units).network().function_form() == form for s in o.solutions)
+
+
+# -- bad input --------------------------------------------------------------------------
+
+
+class _Smooth:
+    """An exact oracle of a smooth function: rational answers, but no kinks anywhere."""
+
+    kind = "ffn"
+    query_length = 1
+
+    def __init__(self, d):
+        self.d = d
+
+    def exact(self, X):
+        from exact.expfield import ExpRatio
+
+        x = [v for _, v in X.rows[0]] if X.rows[0] else [Fraction(0)]
+        s = sum(x)
+        return ExpRatio.rational(s * s / (1 + abs(s)))
+
+
+def test_a_smooth_black_box_is_refused_not_a_hang():
+    with pytest.raises(OracleInconsistent, match="not piecewise linear|not a bias-free"):
+        learn_ffn(ExactOracle(_Smooth(3)), seed=0, max_units=64)
+
+
+def test_a_budget_below_the_count_is_refused_before_the_first_query():
+    net = ReLUFFN.random(8, 8, seed=0)
+    oracle = ExactOracle(net, budget=50)
+    with pytest.raises(QueryBudgetExceeded):
+        learn_ffn(oracle, m=8, seed=0)
+    assert oracle.count == 0
+
+
+def test_bad_options_are_refused():
+    oracle = ExactOracle(ReLUFFN.random(3, 3, seed=0))
+    for kwargs, pattern in (({"m": -1}, "m:"), ({"seed": -3}, "seed"), ({"retries": "x"}, "retries"),
+                            ({"m": True}, "m:")):
+        with pytest.raises(InvalidArgument, match=pattern):
+            learn_ffn(oracle, **kwargs)
+    from exact import CallableOracle
+
+    net = ReLUFFN.random(3, 3, seed=0)
+    with pytest.raises(InvalidArgument, match="exact"):
+        learn_ffn(CallableOracle(lambda X: float(net.float(X)), d=3, accuracy="1e-12"))
+
+
+def test_a_certificate_whose_transcript_is_not_the_learners_is_refused():
+    from dataclasses import replace
+
+    net = ReLUFFN.random(4, 4, seed=1)
+    r = _learn(net, m=4, seed=3)
+    cert = r.certificate
+    swapped = list(cert.transcript)
+    swapped[5], swapped[6] = swapped[6], swapped[5]
+    assert not replace(cert, transcript=tuple(swapped)).check().holds
+    other = replace(cert, conditions={**cert.conditions, "seed": 4})
+    report = other.check()
+    assert not report.holds and "seed" in report.message
+
+
+def test_function_form_value_matches_for_random_points():
+    f = FunctionForm.build(2, [((2, 0), 1), ((0, 1), Fraction(-1, 2))], [1, 1])
+    assert f.normals == ((Fraction(0), Fraction(1)), (Fraction(1), Fraction(0)))
+    assert f.kinks == (Fraction(-1, 2), Fraction(2))
+    assert f.value([3, -4]) == 3 - 4 + Fraction(-1, 2) * 4 + 2 * 3
+    assert math.isclose(float(f.value([1, 1])), 1 + 1 - 0.5 + 2)
