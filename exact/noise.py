@@ -302,7 +302,10 @@ class NoisyOracle(BaseOracle):
         for i, (seq, c) in enumerate(zip(seqs, clean)):
             value, radius = self._clean(c)
             noisy = self.noise.perturb(value, self._rng, self._count + i, seq)
-            y = float(noisy)
+            try:
+                y = float(noisy)
+            except OverflowError:
+                y = math.inf
             if not math.isfinite(y):
                 raise OracleInconsistent(f"the noisy answer to query #{self._count + i + 1} is beyond float64's range")
             own = radius + abs(Fraction(y) - noisy)

@@ -179,3 +179,28 @@ def test_scales_outside_the_supported_range_are_refused(value):
     truth = SingleHead.gaussian(2, seed=1)
     with pytest.raises(InvalidArgument, match="w_bound"):
         learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=value)
+
+
+def test_a_larger_budget_never_makes_the_bound_trivial():
+    """β is searched on log scales and within 2^6 of γ: the bound keeps shrinking as R grows."""
+    truth = SingleHead.gaussian(3, seed=0)
+    for learner in (learn_noisy_frame, learn_noisy_refine):
+        bounds = [learner(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=2, token_norm=R).error_bound.W_frobenius
+                  for R in (1, 100, 10**6)]
+        assert bounds[0] > bounds[1] > bounds[2] and bounds[2] < 1e-6
+
+
+def test_the_smallest_ball_takes_the_default_budget_and_huge_values_are_refused_cleanly():
+    tiny = SingleHead.gaussian(2, seed=0, w_frobenius=Fraction(1, 2**40))
+    r = learn_noisy_frame(NoisyOracle(tiny, "uniform:1e-6", seed=0), w_bound=Fraction(1, 2**40))
+    assert _within(r, tiny)
+    for kwargs in ({"w_bound": 10**400}, {"w_bound": 2, "token_norm": "1e400"}):
+        with pytest.raises(InvalidArgument, match="between 2\\^-40 and 2\\^40, got 1e\\+400"):
+            learn_noisy_refine(NoisyOracle(tiny, "uniform:1e-6", seed=0), **kwargs)
+
+
+def test_norms_of_tiny_bounds_do_not_underflow():
+    from exact.learn.result import ErrorBound
+
+    b = ErrorBound.from_entries([[5e-324, 3e-320]], [1e-170, 1e-170])
+    assert b.W_frobenius >= 3e-320 and b.v_norm >= 1.4e-170

@@ -50,7 +50,7 @@ from flint import arb, ctx, fmpq
 from .. import registry
 from ..errors import InvalidArgument, OracleInconsistent
 from ..models import SingleHead
-from ..numbers import ball_interval, floor_log2, to_fmpq, to_fraction
+from ..numbers import approx, ball_interval, floor_log2, to_fmpq, to_fraction
 from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
@@ -98,7 +98,7 @@ def _positive(value, name: str) -> Fraction:
         raise InvalidArgument(f"{name}: expected a positive number, got {value!r}")
     lo, hi = SCALE_RANGE
     if not lo <= q <= hi:
-        raise InvalidArgument(f"{name}: expected a number between 2^-40 and 2^40, got {float(q):.3g}")
+        raise InvalidArgument(f"{name}: expected a number between 2^-40 and 2^40, got {approx(q, 3)}")
     return q
 
 

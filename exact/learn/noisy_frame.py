@@ -49,7 +49,7 @@ from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import _PREC, MAX_LOGIT, _positive, _upper, _value, float_down, noisy_query_count
+from .noisy import _PREC, MAX_LOGIT, SCALE_RANGE, _positive, _upper, _value, float_down, noisy_query_count
 from .result import ErrorBound, LearnResult
 
 __all__ = ["learn_noisy_frame", "FramePlan", "SPEC"]
@@ -66,6 +66,27 @@ def _dyadic_down(x: float, bits: int) -> Fraction:
 
 def _sigma(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x))
+
+
+def _scale_grid(R: float, W: float | None) -> list[tuple[float, float]]:
+    """Candidate scales ``(β, g)`` with ``β² + g² <= R²`` and ``2^-40·g <= β <= 16·g`` (so that
+    ``β`` is a nonzero point of the grid 2^45 finer than ``γ = g/‖u‖`` and stays within 2^6 of
+    ``γ``: float64 probes), on a polar grid and on log scales down to
+    ``2^-50·R`` (a large budget may need a small logit scale); with ``W``, also ``βg𝒲 <=
+    MAX_LOGIT/2``."""
+    out = []
+    betas = [R * math.cos(math.pi / 2 * i / 64) for i in range(1, 64)] + [R * 2.0 ** (-k / 2) for k in range(2, 101)]
+    for beta in betas:
+        top = math.sqrt(max(R * R - beta * beta, 0.0))
+        if W is not None:
+            top = min(top, MAX_LOGIT / 2 / (beta * W))  # logit scale βg𝒲 <= MAX_LOGIT/2
+        fracs = (1.0, 0.85, 0.75, 0.6, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01) + tuple(
+            2.0 ** (-k / 2) for k in range(14, 101, 2))
+        for frac in fracs:
+            g = top * frac
+            if g > 0 and g * 2.0**-40 <= beta <= 16 * g:  # β within [2^-40, 2^4]·g: on γ's grid, float64 probes
+                out.append((beta, g))
+    return out
 
 
 def _better(best, cand):
@@ -131,14 +152,9 @@ class FramePlan:
         tv = max((float(t) for t in tau_v), default=0.0)
         Rf, Wf = float(R), float(W)
         best: tuple[float, float, float, float] | None = None
-        for i in range(1, 64):  # β = R·cos θ, g <= R·sin θ: with the sign s_kj, β² + g² <= R² suffices
-            theta = math.pi / 2 * i / 64
-            beta = Rf * math.cos(theta)
-            top = min(Rf * math.sin(theta), MAX_LOGIT / 2 / (beta * Wf))  # logit scale βg𝒲 <= MAX_LOGIT/2
-            for frac in (1.0, 0.75, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01):
-                g = top * frac
-                score = _proxy(beta, g, Wf, max(tau, 1e-300), tv, vnorm)
-                best = _better(best, (score, beta * g * Wf, beta, g))
+        for beta, g in _scale_grid(Rf, Wf):
+            score = _proxy(beta, g, Wf, max(tau, 1e-300), tv, vnorm)
+            best = _better(best, (score, beta * g * Wf, beta, g))
         assert best is not None
         _, _, beta, g = best
         # Exact scales, rounded down so that every token stays within the budget, and short:
@@ -161,9 +177,8 @@ class FramePlan:
         """
         d, R = self.d, float(self.token_norm)
         rows = self.rows()
-        theta = (np.pi / 2 * np.arange(1, 64) / 64)[:, None]
-        frac = np.array([1.0, 0.85, 0.75, 0.6, 0.5, 0.35, 0.25, 0.15, 0.1, 0.05, 0.02, 0.01])[None, :]
-        B, G = (R * np.cos(theta) * np.ones_like(frac)).ravel(), (R * np.sin(theta) * frac).ravel()
+        grid = np.array(_scale_grid(R, None))
+        B, G = grid[:, 0], grid[:, 1]
         tv = max((float(t) for t in tau_v), default=0.0)
         beta = [list(r) for r in self.beta]
         gamma = [list(r) for r in self.gamma]
@@ -362,9 +377,11 @@ def _project(W: np.ndarray, w_bound: Fraction) -> tuple[np.ndarray, np.ndarray |
 
 
 def default_token_norm(w_bound: Fraction, token_norm=None) -> Fraction:
-    """``R``: the given budget, or the paper learner's ``max(1, 1/2 + 1/𝒲)`` (rounded down to float64)."""
-    return float_down(max(Fraction(1), Fraction(1, 2) + 1 / w_bound) if token_norm is None
-                      else _positive(token_norm, "token_norm"))
+    """``R``: the given budget, or the paper learner's ``max(1, 1/2 + 1/𝒲)`` (rounded down to float64,
+    and at most 2^40, the largest budget the learners take)."""
+    if token_norm is None:
+        return float_down(min(max(Fraction(1), Fraction(1, 2) + 1 / w_bound), SCALE_RANGE[1]))
+    return float_down(_positive(token_norm, "token_norm"))
 
 
 def ask_values(run: Run, oracle, sequences) -> tuple[list, list]:

@@ -52,8 +52,12 @@ def _norm_up(xs: list) -> float:
     """An upper bound on the Euclidean norm of ``xs`` (each square, the sum and the root rounded up)."""
     if any(math.isinf(x) for x in xs):
         return math.inf
-    total = math.fsum(x * x for x in xs) * (1 + 2.0**-50)
-    return math.nextafter(math.sqrt(total) * (1 + 2.0**-50), math.inf) if total else 0.0
+    top = max((abs(x) for x in xs), default=0.0)
+    if not top:
+        return 0.0
+    # scaled by the largest entry, so that tiny squares do not underflow (nor huge ones overflow)
+    total = math.fsum((x / top) * (x / top) for x in xs) * (1 + 2.0**-50)
+    return max(top, math.nextafter(math.sqrt(total) * (1 + 2.0**-50) * top * (1 + 2.0**-50), math.inf))
 
 
 @dataclass(frozen=True)
