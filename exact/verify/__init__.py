@@ -12,6 +12,7 @@ from .low_rank import low_rank_claims
 from .multihead import multihead_claims
 from .noisy import noisy_claims
 from .single_head import single_head_claims
+from .transformer import transformer_claims
 
 __all__ = [
     "THEOREMS",
@@ -29,14 +30,15 @@ __all__ = [
     "low_rank_claims",
     "multihead_claims",
     "noisy_claims",
+    "transformer_claims",
 ]
 
-THEOREMS = ("4.1", "5.1", "6.1", "7.1")
+THEOREMS = ("4.1", "5.1", "6.1", "7.1", "transformer")
 
 
 def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
     """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"6.1"`` noisy and
-    threshold oracles, ``"7.1"`` multi-head)."""
+    threshold oracles, ``"7.1"`` multi-head, ``"transformer"`` the ReLU FFN and one-layer Transformer)."""
     unknown = set(theorems) - set(THEOREMS)
     if unknown:
         raise InvalidArgument(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
@@ -49,4 +51,6 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[C
         out += noisy_claims(quick=quick)
     if "7.1" in theorems:
         out += multihead_claims(quick=quick)
+    if "transformer" in theorems:
+        out += transformer_claims(quick=quick)
     return out
