@@ -175,6 +175,15 @@ class UnitForm:
         }
 
 
+def _readout(W: list, Z: list) -> int:
+    """``Σ_j W_j·max(Z_j, 0)`` over integers."""
+    total = 0
+    for wj, z in zip(W, Z):
+        if z > 0 and wj:
+            total += wj * z
+    return total
+
+
 @dataclass(frozen=True)
 class ReLUFFN:
     """A bias-free one-hidden-layer ReLU network ``g(x) = wᵀReLU(Ax)`` with exact parameters.
@@ -252,18 +261,50 @@ class ReLUFFN:
 
     def rational_batch(self, seqs, *, chunk: int = 2048) -> list:
         """``g(x)`` as ``fmpq`` for many one-token sequences: ``A`` and the tokens in integer
-        form, ``Z = A_int·X_int`` in flint, then the ReLU and the readout over integers."""
-        Ai, W, c = self._int_form()
+        form, ``Z = A_int·X_int`` in flint, then the ReLU and the readout over integers.  A
+        probe ``base + step·e_j`` (a shifted sequence) costs one column of ``A``: its ``Z`` is
+        the base's, rescaled, plus ``step`` times column ``j``."""
+        Ai, W, c, cols_A = self._int_form()
         d = self.d
-        out: list = []
-        seqs = list(seqs)
+        seqs = [X if isinstance(X, Sequence) else as_sequence(X, d=d) for X in seqs]
+        out: list = [None] * len(seqs)
+        plain = []
+        shifted: dict = {}
+        for k, seq in enumerate(seqs):
+            if seq.length != 1:
+                raise ShapeError(f"X: a ReLU network is queried on one-token sequences [x], got {seq.length} tokens")
+            if seq._shift is not None:
+                shifted.setdefault(id(seq._shift[0]), []).append(k)
+            else:
+                plain.append(k)
+        bases = {id(seqs[ks[0]]._shift[0]): seqs[ks[0]]._shift[0] for ks in shifted.values()}
+        base_ids = list(bases)
+        base_Z = dict(zip(base_ids, self._products([bases[i] for i in base_ids], chunk)))
+        for start in range(0, len(plain), chunk):
+            part = plain[start:start + chunk]
+            for k, (Z, D) in zip(part, self._products([seqs[k] for k in part], chunk)):
+                out[k] = fmpq(_readout(W, Z), c * D)
+        for bid, ks in shifted.items():
+            Zb, Db = base_Z[bid]
+            for k in ks:
+                _, j, step = seqs[k]._shift
+                num, den = step.numerator, step.denominator
+                common = Db * den // math.gcd(Db, den)
+                scale, add = common // Db, num * (common // den)
+                col = cols_A[j]
+                Z = [scale * zb + add * a for zb, a in zip(Zb, col)]
+                out[k] = fmpq(_readout(W, Z), c * common)
+        return out
+
+    def _products(self, seqs, chunk: int) -> list:
+        """``(A_int·x_int, D)`` per one-token sequence, ``x = x_int/D``, in chunks (flint)."""
+        Ai = self._int_form()[0]
+        d = self.d
+        out = []
         for start in range(0, len(seqs), chunk):
             part = seqs[start:start + chunk]
             cols, dens = [], []
-            for X in part:
-                seq = X if isinstance(X, Sequence) else as_sequence(X, d=d)
-                if seq.length != 1:
-                    raise ShapeError(f"X: a ReLU network is queried on one-token sequences [x], got {seq.length} tokens")
+            for seq in part:
                 D, dense, pairs = seq._int_rows[0]
                 if dense is None:
                     dense = [0] * d
@@ -271,27 +312,22 @@ class ReLUFFN:
                         dense[j] = x
                 cols.append(dense)
                 dens.append(D)
-            n = len(part)
             rows = Ai.times_columns(cols)
-            acc = [0] * n
-            for Wj, row in zip(W, rows):
-                if Wj:
-                    for k, z in enumerate(row):
-                        if z > 0:
-                            acc[k] += Wj * int(z)
-            out += [fmpq(a, c * D) for a, D in zip(acc, dens)]
+            out += [([int(row[k]) for row in rows], D) for k, D in enumerate(dens)]
         return out
 
     def _int_form(self):
-        """``(A_int, W, c)``: ``A_int`` the rows of ``A`` over their own denominators ``r_j``,
-        ``W_j/c = w_j/r_j`` (so ``g(x) = Σ_j W_j·ReLU(A_int·x)_j / c``), computed once."""
+        """``(A_int, W, c, columns)``: ``A_int`` the rows of ``A`` over their own denominators
+        ``r_j``, ``W_j/c = w_j/r_j`` (so ``g(x) = Σ_j W_j·ReLU(A_int·x)_j / c``), and the columns
+        of ``A_int`` as integer lists; computed once."""
         cached = getattr(self, "_ints", None)
         if cached is None:
             rs = [math.lcm(*(x.denominator for x in row)) for row in self.A]
-            Ai = ZMatrix([[int(x * r) for x in row] for row, r in zip(self.A, rs)])
+            rows = [[int(x * r) for x in row] for row, r in zip(self.A, rs)]
             ws = [w / r for w, r in zip(self.w, rs)]
             c = math.lcm(*(x.denominator for x in ws))
-            cached = (Ai, [int(x * c) for x in ws], c)
+            cols = [[row[j] for row in rows] for j in range(self.d)]
+            cached = (ZMatrix(rows), [int(x * c) for x in ws], c, cols)
             object.__setattr__(self, "_ints", cached)
         return cached
 

@@ -52,6 +52,10 @@ class Sequence:
     # next to ``b``).  Set only by learners that built the integer rows that way; exact
     # evaluation then updates token i's products instead of recomputing d of them.
     _near: tuple | None = field(default=None, compare=False, repr=False, hash=False)
+    # ``(base, j, step)``: this one-token sequence is the one-token ``base`` plus ``step`` on
+    # coordinate ``j``, and its rows and integer form are built only when asked for (a
+    # learner's coordinate probes: d of them per point, each d entries long, kept compact).
+    _shift: tuple | None = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
@@ -169,13 +173,30 @@ class Sequence:
         object.__setattr__(seq, "_fq", fq)
         object.__setattr__(seq, "_ints", ints)
         object.__setattr__(seq, "_near", near)
+        object.__setattr__(seq, "_shift", None)
+        return seq
+
+    @classmethod
+    def _shifted(cls, base: "Sequence", j: int, step: Fraction) -> "Sequence":
+        """Trusted constructor for learners: the one-token ``base`` plus ``step·e_j``, kept as that
+        (its rows and integer form are built when asked for, and not kept)."""
+        seq = cls.__new__(cls)
+        object.__setattr__(seq, "d", base.d)
+        _ROWS.__set__(seq, None)
+        object.__setattr__(seq, "_fq", None)
+        object.__setattr__(seq, "_ints", None)
+        object.__setattr__(seq, "_near", None)
+        object.__setattr__(seq, "_shift", (base, j, step))
         return seq
 
     @property
     def _int_rows(self) -> tuple:
-        """The tokens in integer form (see the ``_ints`` slot), computed once."""
+        """The tokens in integer form (see the ``_ints`` slot), computed once (built afresh each
+        time for a shifted probe, which stays compact)."""
         ints = self._ints
         if ints is None:
+            if self._shift is not None:
+                return (_shifted_ints(self._shift, self.d),)
             ints = tuple(int_row(r, self.d) for r in self.rows)
             object.__setattr__(self, "_ints", ints)
         return ints
@@ -206,7 +227,7 @@ class Sequence:
     @property
     def length(self) -> int:
         """The number of tokens ``N``."""
-        return len(self.rows)
+        return 1 if self._shift is not None else len(self.rows)
 
     def dense(self) -> list:
         """The tokens as an ``N × d`` list of lists of Fractions."""
@@ -283,6 +304,54 @@ class Sequence:
                     raise ShapeError(f"sequence: index with {len(k)} digits out of range for d={d}")
             rows.append({int(k): to_fraction(v, name=f"X[{k}]") for k, v in r.items()})
         return cls.sparse(d, rows)
+
+
+_ROWS = Sequence.__dict__["rows"]  # the slot that holds the rows
+
+
+def _rows(self) -> tuple:
+    """The rows, built on first use for a shifted probe (then kept, as for any sequence)."""
+    rows = _ROWS.__get__(self, Sequence)
+    if rows is None:
+        base, j, step = self._shift
+        token = dict(base.rows[0])
+        value = token.get(j, Fraction(0)) + step
+        if value:
+            token[j] = value
+        else:
+            token.pop(j, None)
+        rows = (tuple(sorted(token.items())),)
+        _ROWS.__set__(self, rows)
+    return rows
+
+
+Sequence.rows = property(_rows, lambda self, value: _ROWS.__set__(self, value))  # type: ignore[method-assign,assignment]
+
+
+def _shifted_ints(shift: tuple, d: int) -> tuple:
+    """The integer form of ``base + step·e_j`` from the base's, over the common denominator."""
+    base, j, step = shift
+    D, dense, pairs = base._int_rows[0]
+    num, den = step.numerator, step.denominator
+    common = D * den // math.gcd(D, den)
+    scale = common // D
+    values = list(dense) if dense is not None else _dense_of(pairs, d)
+    values = [x * scale for x in values]
+    values[j] += num * (common // den)
+    g = math.gcd(common, *values)
+    if g > 1:
+        common, values = common // g, [x // g for x in values]
+    nonzero = sum(1 for x in values if x)
+    if 4 * nonzero > d:
+        return common, values, None
+    return common, None, [(i, x) for i, x in enumerate(values) if x]
+
+
+def _dense_of(pairs, d: int) -> list:
+    out = [0] * d
+    for i, x in pairs:
+        out[i] = x
+    return out
 
 
 def int_row(row: tuple, d: int) -> tuple:

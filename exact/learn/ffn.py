@@ -117,8 +117,16 @@ class _Reader:
         return Sequence._exact(self.d, (tuple(rows),), ints=(form,))
 
     def values(self, points: list) -> list[fmpq]:
+        return self._read([self.sequence(nums, den) for nums, den in points])
+
+    def probes(self, point: tuple[list, int], shifts: list) -> list[fmpq]:
+        """``g(x + step·e_i)`` for every ``(i, step)``: compact shifted sequences of one base."""
+        base = self.sequence(*point)
+        return self._read([Sequence._shifted(base, i, _f(step)) for i, step in shifts])
+
+    def _read(self, seqs: list) -> list[fmpq]:
         out = []
-        for a in self.ask([self.sequence(nums, den) for nums, den in points]):
+        for a in self.ask(seqs):
             r = a.rational() if isinstance(a, ExactAnswer) else None
             if r is None:
                 raise OracleInconsistent("the oracle answered an irrational number on a one-token query: "
@@ -202,19 +210,16 @@ def _regions(P, D, scan, pair, segment: int) -> list[_Region]:
 
 def _gradients(reader: _Reader, regions: list[_Region], d: int) -> None:
     """``G`` of every region: Euler and the path slope for free, ``d − 2`` coordinate probes."""
-    points, plan = [], []
+    probes: dict = {}
     for r in regions:
         if d == 1:
             continue
         skip = set(r.pair)
-        for i in range(d):
-            if i not in skip:
-                points.append(r.probe(i))
-                plan.append((r, i))
-    values = reader.values(points) if points else []
-    probes: dict = {}
-    for (r, i), v in zip(plan, values):
-        probes.setdefault(id(r), {})[i] = (v - r.gx) / r.delta
+        coords = [i for i in range(d) if i not in skip]
+        if not coords:
+            continue
+        values = reader.probes(r.point, [(i, r.delta) for i in coords])
+        probes[id(r)] = {i: (v - r.gx) / r.delta for i, v in zip(coords, values)}
     for r in regions:
         if d == 1:
             r.G = [r.gx / r.x[0]]
