@@ -29,7 +29,7 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
-__all__ = ["QMatrix", "ZMatrix"]
+__all__ = ["QMatrix", "ZMatrix", "lll_rows"]
 
 
 def _q(x) -> fmpq:
@@ -214,3 +214,14 @@ class ZMatrix:
         n, d = len(cols), self.ncols
         X = fmpz_mat(d, n, [cols[k][i] for i in range(d) for k in range(n)])
         return (self._m * X).tolist()
+
+
+def lll_rows(rows: Sequence[Sequence[int]]) -> list[list[int]]:
+    """The LLL-reduced basis (flint, δ = 0.99) of the integer lattice spanned by ``rows``.
+
+    >>> lll_rows([[1, 0, 0, 13], [0, 1, 0, 7], [0, 0, 1, 20]])[0]
+    [-1, -1, 1, 0]
+    """
+    rows = [list(r) for r in rows]
+    M = fmpz_mat(len(rows), len(rows[0]), [int(x) for r in rows for x in r])
+    return [[int(x) for x in r] for r in M.lll().tolist()]

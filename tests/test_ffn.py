@@ -260,3 +260,11 @@ def test_function_form_value_matches_for_random_points():
     assert f.kinks == (Fraction(-1, 2), Fraction(2))
     assert f.value([3, -4]) == 3 - 4 + Fraction(-1, 2) * 4 + 2 * 3
     assert math.isclose(float(f.value([1, 1])), 1 + 1 - 0.5 + 2)
+
+
+def test_beyond_enumeration_lattice_reduction_finds_the_orientation_but_claims_no_uniqueness():
+    net = ReLUFFN.random(8, 40, seed=2)  # 32 free signs
+    r = _learn(net, m=40)
+    assert r.details["function_form"] == net.function_form()
+    assert net.unit_form() in r.details["unit_forms"] and not r.details["identifiable"]
+    assert "lattice reduction" in r.details["unit_reason"]

@@ -15,19 +15,22 @@ part ``L`` are measured; the orientations are not.  Two cases:
   ``s ∈ {±1}^m`` solve the subset sum ``Σ_k s_k·κ_k·n_k = L``.  A basis of the normals
   fixes the signs of the others' combinations; every assignment of the free signs is
   enumerated (float prefilter, exact confirmation) up to ``max_free`` free signs.  Every
-  solution is returned; more than one means the unit level is not identifiable.
+  solution is returned; more than one means the unit level is not identifiable.  Beyond
+  that, lattice reduction (LLL) looks for a solution as a short vector, confirmed exactly;
+  it may find one, but cannot exclude others.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 from ..ffn import FunctionForm, UnitForm
-from ..linalg import QMatrix
+from ..linalg import QMatrix, lll_rows
 
 __all__ = ["Orientation", "orient"]
 
@@ -115,8 +118,7 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
     basis = N.T.pivot_columns()  # indices of a basis among the normals
     free = [i for i in range(k) if i not in basis]
     if len(free) > max_free:
-        return Orientation((), False, f"{len(free)} free signs exceed the enumeration limit {max_free}: "
-                           "the orientation is not resolved")
+        return _lattice(form, len(free), max_free)
     # coordinates in the basis: n_f = Σ_b C[f][b] n_b, L = Σ_b c0[b] n_b (if in the span)
     B = [list(normals[b]) for b in basis]
     c0 = _solve_span([normals[b] for b in basis], L)
@@ -155,3 +157,39 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
         return Orientation(tuple(solutions), True, f"{len(solutions[0].units)} units after merging units on the same "
                            f"hyperplane and side (m = {m})")
     return Orientation(tuple(solutions), True)
+
+
+def _lattice(form: FunctionForm, n_free: int, max_free: int) -> Orientation:
+    """Beyond enumeration: the subset sum ``Σ s_k u_k = L`` (``u_k = κ_k n_k``) as a short vector.
+
+    With ``s = 2x − 1``, ``x ∈ {0, 1}^k``, the rows ``(2e_k | N·u_k)`` and ``(1…1 | N·T)``,
+    ``T = (L + Σ u_k)/2``, span a lattice holding ``(s | 0)``, of norm ``√k``; for a large ``N``
+    LLL usually finds it.  Each short row of the form ``±(s | 0)`` with ``s ∈ {±1}^k`` is
+    confirmed exactly.  A solution found this way is reported, but whether it is the only
+    one is not known: the unit level is then not claimed identifiable.
+    """
+    normals, kinks, L = form.normals, form.kinks, form.linear
+    d, k = form.d, len(normals)
+    u = [[kinks[i] * x for x in normals[i]] for i in range(k)]
+    T = [(L[j] + sum((u[i][j] for i in range(k)), Fraction(0))) / 2 for j in range(d)]
+    den = math.lcm(*(x.denominator for row in u + [T] for x in row))
+    U = [[int(x * den) for x in row] for row in u]
+    Ti = [int(x * den) for x in T]
+    N = 2 ** (8 + k.bit_length()) * max(1, max(abs(x) for row in U + [Ti] for x in row).bit_length())
+    rows = [[2 if j == i else 0 for j in range(k)] + [N * x for x in U[i]] for i in range(k)]
+    rows.append([1] * k + [N * x for x in Ti])
+    found = []
+    for row in lll_rows(rows):
+        head, tail = row[:k], row[k:]
+        if any(tail) or any(abs(x) != 1 for x in head):
+            continue
+        for s in (head, [-x for x in head]):
+            if all(sum((s[i] * u[i][j] for i in range(k)), Fraction(0)) == L[j] for j in range(d)):
+                units = [(tuple(s[i] * x for x in normals[i]), 2 * kinks[i]) for i in range(k)]
+                sol = UnitForm.build(d, units)
+                if sol not in found:
+                    found.append(sol)
+    reason = (f"{n_free} free signs exceed the enumeration limit {max_free}: "
+              + (f"{len(found)} orientation(s) found by lattice reduction (LLL); others are not excluded"
+                 if found else "lattice reduction (LLL) found no orientation; the orientation is not resolved"))
+    return Orientation(tuple(found), False, reason)
