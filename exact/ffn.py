@@ -24,7 +24,7 @@ oracles, counters and transcripts apply unchanged).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -204,6 +204,8 @@ class ReLUFFN:
 
     A: Any
     w: Any
+    _Aq: Any = field(init=False, repr=False, compare=False)  # A as a flint matrix, for evaluation
+    _wq: Any = field(init=False, repr=False, compare=False)  # w as fmpq
     kind: ClassVar[str] = "ffn"
     #: Queries are one-token sequences ``[x]`` (verification queries too).
     query_length: ClassVar[int] = 1

@@ -80,7 +80,7 @@ def model_from_json(data):
     >>> model_from_json({"kind": ["single-head"], "W": [["1/2"]], "v": ["3"]})
     Traceback (most recent call last):
     ...
-    exact.errors.InvalidFormat: model: field 'kind': expected a string, one of ['multi-head', 'single-head'], got a list
+    exact.errors.InvalidFormat: model: field 'kind': expected a string, one of ['ffn', 'multi-head', 'single-head', 'transformer'], got a list
     """
     if not isinstance(data, dict):
         raise InvalidFormat(f"model: expected a JSON object, got {type(data).__name__}")

@@ -325,7 +325,7 @@ def _rows(self) -> tuple:
     return rows
 
 
-Sequence.rows = property(_rows, lambda self, value: _ROWS.__set__(self, value))  # type: ignore[method-assign,assignment]
+setattr(Sequence, "rows", property(_rows, lambda self, value: _ROWS.__set__(self, value)))
 
 
 def _shifted_ints(shift: tuple, d: int) -> tuple:

@@ -17,7 +17,7 @@ Two facts the learner rests on:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -74,6 +74,8 @@ class Transformer:
     W: Any
     A: Any
     w: Any
+    _head: Any = field(init=False, repr=False, compare=False)  # (W, 0) as a SingleHead, for the scores
+    _ffn: Any = field(init=False, repr=False, compare=False)  # the FFN (A, w)
     kind: ClassVar[str] = "transformer"
 
     def __post_init__(self):

@@ -142,7 +142,7 @@ def test_deep_nesting_never_raises_recursion_error():
                                         (None, "null"), (True, "a boolean")])
 def test_kind_that_is_not_a_string(tmp_path, capsys, kind, what):
     msg = learn(tmp_path, capsys, {"kind": kind, "W": [["1"]], "v": ["1"]})
-    assert msg == f"model: field 'kind': expected a string, one of ['multi-head', 'single-head'], got {what}"
+    assert msg == f"model: field 'kind': expected a string, one of ['ffn', 'multi-head', 'single-head', 'transformer'], got {what}"
 
 
 def test_kind_not_a_string_in_each_from_json():

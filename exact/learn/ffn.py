@@ -40,6 +40,8 @@ verification points.
 
 from __future__ import annotations
 
+import secrets
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -239,6 +241,7 @@ def _gradients(reader: _Reader, regions: list[_Region], d: int) -> None:
 
 def _jump(before: _Region, after: _Region, D) -> tuple[tuple, Fraction]:
     """The hyperplane crossed between two regions: ``(normal, κ)`` from the gradient jump."""
+    assert after.G is not None and before.G is not None
     J = [a - b for a, b in zip(after.G, before.G)]
     c = next((x for x in J if x), None)
     if c is None:
@@ -267,10 +270,14 @@ def _region_check(regions, normals) -> bool:
 def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
     p, q = _path(rng, d)
     segs = [(p, [b - a for a, b in zip(p, q)]), (q, [-a - b for a, b in zip(p, q)])]
-    scans, regions = [], []
+    scans: list = []
+    regions: list = []
     for s, (P, D) in enumerate(segs):
+        def h(ts: list, P: list = P, D: list = D) -> list:
+            return reader.values([_at(P, D, t) for t in ts])
+
         scan = scan_segment(
-            lambda ts, P=P, D=D: reader.values([_at(P, D, t) for t in ts]),
+            h,
             start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
             max_breakpoints=max_units if m is None else m,
         )
@@ -310,6 +317,7 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
     else:
         raise PathRetry("coordinate probes keep leaving their regions")
     r0 = first[0]
+    assert r0.G is not None
     L = list(r0.G)
     for n, kap in terms:
         s = _sign(_dot([_q(x) for x in n], r0.x))
@@ -417,7 +425,7 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
             raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        seed = secrets.randbits(63)
     elif not _seed_ok(seed):
         raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
     if not oracle.exact:

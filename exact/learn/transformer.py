@@ -17,7 +17,7 @@ the random verification sequences (lengths 3 and 4) then check the whole model a
 
 from __future__ import annotations
 
-import numpy as np
+import secrets
 
 from .. import registry
 from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
@@ -63,7 +63,7 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
     if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
         raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        seed = secrets.randbits(63)
     elif not _seed_ok(seed):
         raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
     if not oracle.exact:
