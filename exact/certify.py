@@ -465,6 +465,9 @@ class Certificate:
         reason = spec.check_certificate(self.model, self.transcript, dict(self.conditions)) if rederive else None
         if reason:
             return reason
+        missing = [a for a in spec.standing(dict(self.conditions)) if a not in self.assumptions]
+        if missing:
+            return f"the certificate does not state the assumptions its claim rests on: {'; '.join(missing)}"
         if not self.checks:
             missing = [a for a in spec.unchecked(dict(self.conditions)) if a not in self.assumptions]
             if missing:

@@ -531,7 +531,7 @@ def _print_ffn_result(result, model, report, same: bool) -> None:
               f"(m + 1)(d − 2) + 5m + 20 = {bound} for m = {m}), {d['paths']} path(s), seed {d['seed']}")
     print(f"checks      {result.verification_queries} random verification queries, reproduced exactly")
     verdict = "yes: the canonical form equals the model's" if same else "NO: differs from the model's canonical form"
-    print(f"exact       {verdict}")
+    print(f"exact       {verdict}" + (f" (assuming {'; '.join(result.assumptions)})" if result.assumptions else ""))
     if report is not None:
         print(f"certificate {report.message}")
     form = d["function_form"]

@@ -98,6 +98,11 @@ class LearnerSpec:
         learner-aware choice of noise for :class:`~exact.noise.Adversarial`.
     command, method : str
         The command line's ``learn COMMAND [--method METHOD]`` for this learner.
+    standing : callable
+        ``standing(conditions) -> tuple of str``: assumptions the exactness rests on that
+        verification queries cannot discharge (a ReLU network's kinks that could hide from
+        any finite set of queries); stated on every result and required on every
+        certificate of this learner.
     rederive_in_run : bool
         Whether the driver re-derives the probe set of the learner's own run when it
         builds the certificate (``False`` when that means re-running the learner, as for
@@ -122,6 +127,7 @@ class LearnerSpec:
     command: str = ""
     method: str = ""
     rederive_in_run: bool = True
+    standing: Callable = field(default=lambda conditions: (), repr=False)
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):

@@ -301,6 +301,10 @@ class Run:
         if checked:  # a seed known in advance could be targeted; a certificate's reader cannot tell
             assumptions = (CHOSEN_SEED,) if self.check_seed_given else ()
             cert_assumptions = (CHOSEN_SEED if self.check_seed_given else FRESH_SEED,)
+        if not approximate:  # what no verification query can discharge is always stated
+            standing = tuple(a for a in self.spec.standing(conditions) if a not in assumptions)
+            assumptions += standing
+            cert_assumptions += tuple(a for a in standing if a not in cert_assumptions)
         report = None
         if self.arith.exact and not approximate:
             certificate = make_certificate(

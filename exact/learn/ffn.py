@@ -50,7 +50,7 @@ import numpy as np
 from flint import fmpq
 
 from .. import registry
-from ..errors import InvalidArgument, OracleInconsistent
+from ..errors import ExactAttentionError, InvalidArgument, OracleInconsistent
 from ..ffn import FunctionForm, ReLUFFN, UnitForm  # noqa: F401 (ReLUFFN: doctest)
 from ..linalg import QMatrix
 from ..numbers import coprime_fraction
@@ -373,8 +373,9 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
             last = f"the learned function does not reproduce {len(bad)} answers (first #{bad[0]})"
             continue
         return form, orientation, model, attempt + 1
-    raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): "
-                             "the black box is not a bias-free one-hidden-layer ReLU network")
+    raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): the black box is "
+                             "not a bias-free one-hidden-layer ReLU network, or its hyperplanes cross every path "
+                             "tried closer together than the search resolves")
 
 
 def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
@@ -446,31 +447,72 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
             "seed": seed,
         }
         conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+        if units_seen(orientation, m):
+            conditions["units_seen"] = True
         return run.finish(model, conditions=conditions, details=details)
+
+
+#: What an extraction from finitely many queries rests on, unless all ``m`` units were seen.
+HIDDEN_UNITS = ("no hidden units: every hyperplane's kink shows on the search path (no cluster of units whose "
+                "kinks cancel there, a tent, and no two hyperplanes crossing it within 2^-32); give m to check it")
+
+
+def units_seen(orientation: Orientation, m: int | None) -> bool:
+    """All ``m`` units accounted for: one unit form, no residual, exactly ``m`` units."""
+    if m is None or len(orientation.solutions) != 1 or not orientation.identifiable:
+        return False
+    sol = orientation.solutions[0]
+    return not any(sol.residual) and len(sol.units) == m
+
+
+def _standing(conditions) -> tuple:
+    return () if conditions.get("units_seen") else (HIDDEN_UNITS,)
 
 
 def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
 
 
-def _check_certificate(model, transcript, conditions) -> str | None:
-    """Re-run the learner against the certified network (same seed): its queries must be the transcript's."""
+def rederive(ffn, conditions) -> tuple[list, object]:
+    """The queries the learner makes on the network ``ffn`` with the recorded seed, and the form it finds."""
     from ..certify import failed_entries
     from ..oracles import ExactOracle
 
-    seed = conditions.get("seed")
-    if seed is None:
-        return "an ffn certificate must record its path seed (conditions seed)"
-    box = ExactOracle(model)
+    box = ExactOracle(ffn)
+    form, _, _, _ = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), ffn.d,
+                             m=conditions.get("m"), seed=conditions["seed"], retries=conditions.get("retries", 3),
+                             max_units=1 << 16)
+    return [q.X for q in box.transcript], form
+
+
+def check_ffn_part(ffn, queries: list, conditions) -> tuple[str | None, int]:
+    """Why ``queries`` do not begin with the ReLU learner's queries on ``ffn`` (or its claims do not
+    hold), or ``None``; and how many queries that part holds."""
+    if conditions.get("seed") is None:
+        return "the certificate must record the FFN learner's path seed (conditions seed)", 0
+    if conditions.get("units_seen") and (conditions.get("m") is None or len(ffn.unit_form().units) != conditions["m"]):
+        return "the certificate claims all m units were seen, but the network does not have exactly m units", 0
     try:
-        _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), model.d,
-                 m=conditions.get("m"), seed=seed, retries=conditions.get("retries", 3), max_units=1 << 16)
-    except OracleInconsistent as e:
-        return f"re-running the learner on the certified network fails: {e}"
-    if [q.X for q in box.transcript] != [q.X for q in transcript]:
+        expected, form = rederive(ffn, conditions)
+    except (ExactAttentionError, ArithmeticError) as e:
+        return f"re-running the ReLU learner on the certified network fails: {type(e).__name__}: {e}"[:300], 0
+    if form != ffn.function_form():
+        return ("the ReLU learner, re-run on the certified network, finds another function: part of it hides "
+                "from the search"), 0
+    if queries[:len(expected)] != expected:
         return ("the transcript is not the queries the ReLU learner makes on this network with this seed, "
-                "so it need not identify the network")
-    return None
+                "so it need not identify the network"), 0
+    return None, len(expected)
+
+
+def _check_certificate(model, transcript, conditions) -> str | None:
+    """Re-run the learner on the certified network (same seed): its queries must be the transcript's,
+    and the function it finds must be the network's."""
+    xs = [q.X for q in transcript]
+    reason, n = check_ffn_part(model, xs, conditions)
+    if reason is None and n != len(xs):
+        reason = "the transcript holds more queries than the ReLU learner makes on this network"
+    return reason
 
 
 def _unchecked(conditions) -> tuple:
@@ -486,8 +528,10 @@ SPEC = registry.register(
         learn=learn_ffn,
         query_count=lambda d, m=None, **conditions: ffn_query_bound(d, m if m is not None else d),
         count_formula="<= (m + 1)(d − 2) + 5m + 20",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
+                    "units_seen": lambda x: x is True},
         check_certificate=_check_certificate,
+        standing=_standing,
         scope=lambda conditions: "as a function, among bias-free one-hidden-layer ReLU networks",
         unchecked=_unchecked,
         model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network",

@@ -34,6 +34,9 @@ from ..linalg import QMatrix, lll_rows
 
 __all__ = ["Orientation", "orient"]
 
+#: Sign patterns the float filter may pass for exact confirmation before the search gives up.
+MAX_CONFIRMATIONS = 4096
+
 
 @dataclass(frozen=True)
 class Orientation:
@@ -104,9 +107,10 @@ def orient(form: FunctionForm, *, m: int | None = None, max_free: int = 22) -> O
         if m is not None and count > m:
             return Orientation((sol,), False, f"the function needs {count} units (an antipodal pair per hyperplane "
                                f"whose linear share is not ±κ), more than m = {m}")
-        if m is not None and count < m:  # duplicates merge in the canonical form: it is still the unit level
-            return Orientation((sol,), True, f"{count} units after merging units on the same hyperplane and side "
-                               f"(m = {m})")
+        if m is not None and count < m:  # merged duplicates, or units hidden from the path: not told apart
+            return Orientation((sol,), False, f"{count} units explain the function but m = {m}: units on the same "
+                               "hyperplane and side merged, or units hidden from the search (a tent); the "
+                               "canonical form merges duplicates, but hidden units cannot be excluded")
         return Orientation((sol,), True)
     return _subset_sum(form, m=m, max_free=max_free)
 
@@ -127,16 +131,25 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
     C = [_solve_span([normals[b] for b in basis], normals[f]) for f in free]
     assert all(c is not None for c in C) and B
     # y_b = c0_b − Σ_f s_f κ_f C_fb must equal s_b κ_b: prefilter in float64, confirm exactly
-    kb = np.array([float(kinks[b]) for b in basis])
-    c0f = np.array([float(x) for x in c0])
-    Cf = np.array([[float(kinks[f]) * float(x) for x in C[i]] for i, f in enumerate(free)]).reshape(len(free), len(basis))
-    scale = np.abs(c0f).sum() + np.abs(Cf).sum() + np.abs(kb).sum() + 1.0
+    # each basis coordinate is scaled by its largest term, so the floats stay in range and the
+    # filter's tolerance is relative to that coordinate (a huge weight elsewhere cannot swamp it)
+    cols = [[c0[j], kinks[basis[j]]] + [kinks[f] * C[i][j] for i, f in enumerate(free)] for j in range(len(basis))]
+    top = [max(abs(x) for x in col) or Fraction(1) for col in cols]
+    kb = np.array([float(kinks[b] / t) for b, t in zip(basis, top)])
+    c0f = np.array([float(x / t) for x, t in zip(c0, top)])
+    Cf = np.array([[float(kinks[f] * C[i][j] / top[j]) for j in range(len(basis))] for i, f in enumerate(free)])
+    Cf = Cf.reshape(len(free), len(basis))
     solutions = []
+    confirmed = 0
     signs = np.array(list(itertools.product((1, -1), repeat=len(free))), dtype=float).reshape(-1, len(free))
     for start in range(0, len(signs), 1 << 16):
         S = signs[start:start + (1 << 16)]
         Y = c0f[None, :] - S @ Cf
-        ok = np.all(np.abs(np.abs(Y) - np.abs(kb)[None, :]) <= 1e-9 * scale, axis=1)
+        ok = np.all(np.abs(np.abs(Y) - np.abs(kb)[None, :]) <= 1e-9 * (len(free) + 2), axis=1)
+        confirmed += int(ok.sum())
+        if confirmed > MAX_CONFIRMATIONS:
+            return Orientation(tuple(solutions), False, f"more than {MAX_CONFIRMATIONS} sign patterns pass the float "
+                               "filter (the kinks differ too much in size for it): the orientation is not resolved")
         for row in S[ok]:
             s_free = [int(x) for x in row]
             y = [c0[j] - sum((sf * kinks[f] * C[i][j] for i, (f, sf) in enumerate(zip(free, s_free))), Fraction(0))
@@ -153,9 +166,12 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
     if len(solutions) > 1:
         return Orientation(tuple(solutions), False, f"{len(solutions)} orientations explain the function "
                            "(signed, weighted normals summing to zero: a tent)")
-    if m is not None and len(solutions[0].units) < m:
-        return Orientation(tuple(solutions), True, f"{len(solutions[0].units)} units after merging units on the same "
-                           f"hyperplane and side (m = {m})")
+    if m is None or len(solutions[0].units) != m:
+        # one unit per hyperplane was assumed: an antipodal pair, merged duplicates or hidden
+        # units would change the count, which only a known m can check
+        return Orientation(tuple(solutions), False, f"one orientation with one unit per hyperplane, "
+                           f"{len(solutions[0].units)} units; " + ("give m to check that count (an antipodal pair "
+                           "would make it larger)" if m is None else f"but m = {m}"))
     return Orientation(tuple(solutions), True)
 
 

@@ -182,11 +182,13 @@ def scan_segment(
         ll, lr = resolve(ll, 1), resolve(lr, 0)
         if ll == lr:
             continue
-        if r - l < min_width or len(found) > max_breakpoints:
+        if len(found) > max_breakpoints:
             raise OracleInconsistent(
                 f"the black box is not piecewise linear along the search path (more than {max_breakpoints} "
-                f"breakpoints, or breakpoints closer than 2^-{min_width_bits}): not a ReLU network"
+                "breakpoints): not a ReLU network with that many units"
             )
+        if r - l < min_width:  # not piecewise linear here, or kinks closer than the windows resolve
+            raise PathRetry(f"an interval shrank below 2^-{min_width_bits} without resolving")
         t = None
         if ll.slope != lr.slope:
             t = (lr.intercept - ll.intercept) / (ll.slope - lr.slope)

@@ -25,7 +25,7 @@ from ..odd import OddOracle
 from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
-from .ffn import _extract, _seed_ok
+from .ffn import HIDDEN_UNITS, _extract, _seed_ok, check_ffn_part, units_seen
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
 
@@ -101,30 +101,23 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
             "v_eff": v_ffn,
         }
         conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+        if units_seen(orientation, m):
+            conditions["units_seen"] = True
         return run.finish(model, conditions=conditions, details=details)
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
-    """The transcript must be the FFN learner's queries on the model's FFN (same seed), then
-    Theorem 4.1's probe set for ``v_eff = Aᵀw``, each probe as the pair ``X, −X``."""
-    from ..certify import failed_entries
-    from ..oracles import ExactOracle
-
-    seed = conditions.get("seed")
-    if seed is None:
-        return "a transformer certificate must record the FFN path seed (conditions seed)"
+    """The transcript must be the FFN learner's queries on the model's FFN (same seed, the same
+    function found), then Theorem 4.1's probe set for ``v_eff = Aᵀw``, each probe as the pair ``X, −X``."""
     v = model.v_eff
     if not any(v):
         return "Aᵀw = 0, so the odd part shows nothing of W: the transcript cannot identify it"
-    box = ExactOracle(model.ffn)
-    try:
-        _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), model.d,
-                 m=conditions.get("m"), seed=seed, retries=conditions.get("retries", 3), max_units=1 << 16)
-    except OracleInconsistent as e:
-        return f"re-running the FFN learner on the certified network fails: {e}"
+    xs = [q.X for q in transcript]
+    reason, n = check_ffn_part(model.ffn, xs, conditions)
+    if reason is not None:
+        return reason
     probes = [Sequence.basis(model.d, i) for i in range(model.d)] + ProbePlan.choose(v).sequences()
-    expected = [q.X for q in box.transcript] + [x for s in probes for x in (s, -s)]
-    if [q.X for q in transcript] != expected:
+    if xs[n:] != [x for s in probes for x in (s, -s)]:
         return ("the transcript is not the FFN learner's queries followed by Theorem 4.1's probe pairs for this "
                 "model, so it need not identify it")
     return None
@@ -139,8 +132,10 @@ SPEC = registry.register(
         learn=learn_transformer,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN(d, m) + 2(d² + d)",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
+                    "units_seen": lambda x: x is True},
         check_certificate=_check_certificate,
+        standing=lambda conditions: () if conditions.get("units_seen") else (HIDDEN_UNITS,),
         scope=lambda conditions: "among one-layer Transformers with a bias-free ReLU FFN",
         unchecked=lambda conditions: ("among one-layer Transformers with a bias-free ReLU FFN",),
         model_class=lambda conditions: "a one-layer Transformer",
