@@ -139,7 +139,7 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
     c0f = np.array([float(x / t) for x, t in zip(c0, top)])
     Cf = np.array([[float(kinks[f] * C[i][j] / top[j]) for j in range(len(basis))] for i, f in enumerate(free)])
     Cf = Cf.reshape(len(free), len(basis))
-    solutions = []
+    solutions: list = []
     confirmed = 0
     signs = np.array(list(itertools.product((1, -1), repeat=len(free))), dtype=float).reshape(-1, len(free))
     for start in range(0, len(signs), 1 << 16):
