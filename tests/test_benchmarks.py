@@ -74,3 +74,19 @@ def test_refine_benchmark_prints_runs_summaries_and_the_float64_rows():
         if r["row"] == "run":
             assert all(r[n]["fro"] <= r[n]["bound_fro"] for n in ("frame", "refine"))
     assert {r["learner"] for r in rows if r["row"] == "float64" and r["finite"] and r["within_bound"]} == {"frame", "refine"}
+
+
+def test_ffn_benchmark_prints_runs_summaries_and_transformer_rows():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "ffn.py"), "--shapes", "4x4", "8x16", "--seeds", "1",
+         "--transformer", "3x3"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    summaries = [r for r in rows if r["row"] == "summary"]
+    assert [(r["d"], r["m"]) for r in summaries] == [(4, 4), (8, 16)]
+    assert all(r["all_function_exact"] and r["within_bound"] and r["met"] for r in summaries)
+    runs = [r for r in rows if r["row"] == "run"]
+    assert all(r["queries"] <= r["bound"] and r["units_seen"] == r["identifiable"] for r in runs)
+    (t,) = [r for r in rows if r["row"] == "transformer"]
+    assert t["W_exact"] and t["ffn_exact"] and t["count_holds"]
