@@ -335,3 +335,48 @@ def test_kinks_of_wildly_different_sizes_neither_crash_nor_stall():
     t = time.perf_counter()
     r = _learn(net, m=20)
     assert r.details["function_form"] == net.function_form() and time.perf_counter() - t < 20
+
+
+# -- the breakpoint search on its own --------------------------------------------------
+
+
+def _scan(breaks, kinks, slope=0, offset=0):
+    from flint import fmpq
+
+    from exact.learn.ffn_path import scan_segment
+
+    bs = [fmpq(b.numerator, b.denominator) for b in map(Fraction, breaks)]
+    ks = [fmpq(k.numerator, k.denominator) for k in map(Fraction, kinks)]
+
+    def h(ts):
+        return [sum((k * abs(t - b) for k, b in zip(ks, bs)), fmpq(0)) + slope * t + offset for t in ts]
+
+    scan = scan_segment(h)
+    return [Fraction(int(b.t.p), int(b.t.q)) for b in scan.breakpoints], scan
+
+
+@pytest.mark.parametrize("breaks, kinks", [
+    (["1/4", "1/2", "3/4"], [1, 1, 1]),  # the outer lines meet exactly at the middle breakpoint
+    (["1/3", "2/3"], [1, Fraction(1, 2**40)]),  # the candidate lands within 2^-40 of the first
+    (["1/3", "2/3"], [Fraction(1, 2**40), 1]),  # ... of the second (the mirror image)
+    (["1/3", "2/3"], [1, -1]),  # opposite kinks: the outer lines are parallel
+    (["1/5", "1/5", "3/5"], [2, -1, 1]),  # two kinks at one point merge into one
+    ([Fraction(k, 17) for k in range(1, 17)], [(-1) ** k * k for k in range(1, 17)]),
+])
+def test_every_breakpoint_is_found_exactly(breaks, kinks):
+    found, scan = _scan(breaks, kinks, slope=3, offset=-1)
+    merged = {}
+    for b, k in zip(map(Fraction, breaks), map(Fraction, kinks)):
+        merged[b] = merged.get(b, 0) + k
+    assert found == sorted(b for b, k in merged.items() if k)
+    assert scan.queries <= 4 * len(found) + 8
+
+
+def test_a_smooth_function_makes_the_search_give_up():
+    from flint import fmpq
+
+    from exact.learn.ffn_path import PathRetry, scan_segment
+
+    with pytest.raises((PathRetry, OracleInconsistent)):
+        scan_segment(lambda ts: [t * t for t in ts], max_breakpoints=50, min_width_bits=64)
+    assert scan_segment(lambda ts: [3 * t + fmpq(1, 7) for t in ts]).breakpoints == ()
