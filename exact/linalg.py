@@ -24,12 +24,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from flint import fmpq, fmpq_mat, fmpz_mat
+from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat
 
 from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
-__all__ = ["QMatrix", "ZMatrix", "lll_rows"]
+__all__ = ["QMatrix", "ZMatrix", "lll_rows", "ball_solve"]
 
 
 def _q(x) -> fmpq:
@@ -225,3 +225,16 @@ def lll_rows(rows: Sequence[Sequence[int]]) -> list[list[int]]:
     rows = [list(r) for r in rows]
     M = fmpz_mat(len(rows), len(rows[0]), [int(x) for r in rows for x in r])
     return [[int(x) for x in r] for r in M.lll().tolist()]
+
+
+def ball_solve(rows: Sequence[Sequence], rhs: Sequence) -> list:
+    """The solution of ``rows · x = rhs`` over ``arb`` balls (flint ``arb_mat.solve``, at the
+    current working precision); raises ``ZeroDivisionError`` or ``ValueError`` when the
+    system is not certified nonsingular.
+
+    >>> from flint import arb
+    >>> [x.mid() for x in ball_solve([[arb(2), arb(0)], [arb(0), arb(4)]], [arb(1), arb(1)])]
+    [0.500000000000000, 0.250000000000000]
+    """
+    x = arb_mat([list(r) for r in rows]).solve(arb_mat([[b] for b in rhs]))
+    return [x[i, 0] for i in range(x.nrows())]

@@ -27,11 +27,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
-from flint import acb_poly, arb, arb_mat, ctx
+from flint import acb_poly, arb, ctx
 
 from ..certify import answer_equals
 from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpPoly, ExpRatio, ExpSum
+from ..linalg import ball_solve
 from ..numbers import simplest_in_ball
 from ..sequences import Sequence
 
@@ -71,10 +72,10 @@ def _solve(ys: list, H: int, prec: int):
         for k in range(n):
             powers = [arb(k) ** j for j in range(H + 1)]
             rows.append(powers + [-ys[k] * powers[j] for j in range(1, H + 1)])
-            rhs.append([ys[k]])
-        x = arb_mat(rows).solve(arb_mat(rhs))
-        N = [x[j, 0] for j in range(H + 1)]
-        D = [arb(1)] + [x[H + 1 + j, 0] for j in range(H)]
+            rhs.append(ys[k])
+        x = ball_solve(rows, rhs)
+        N = x[: H + 1]
+        D = [arb(1)] + x[H + 1 :]
     return N, D
 
 
