@@ -31,7 +31,7 @@ def test_random_blocks_are_identified_exactly(d, H):
         u = [int(x) for x in rng.integers(-2, 3, size=d)]
         q = [int(x) for x in rng.integers(-2, 3, size=d)]
         oracle = ExactOracle(model)
-        fit = identify_block(oracle.query_batch(block_sequences(u, q, range(2 * H + 1))), H)
+        fit = identify_block(list(enumerate(oracle.query_batch(block_sequences(u, q, range(2 * H + 1))))), H)
         assert (fit.A, fit.heads) == _expected(model, u, q)
         assert oracle.count == 2 * H + 1 and oracle.max_length == 2 * H + 1
 
@@ -41,7 +41,7 @@ def test_equal_scores_merge_zero_values_vanish_and_an_upper_bound_on_h_suffices(
     model = MultiHead([(W, [1, 0]), (W, [0, 3]), ([[0, 1], [1, 0]], [0, 0])])  # same W twice; a zero v
     u, q = [1, 2], [1, -1]
     for H in (2, 3, 4):
-        fit = identify_block(ExactOracle(model).query_batch(block_sequences(u, q, range(2 * H + 1))), H)
+        fit = identify_block(list(enumerate(ExactOracle(model).query_batch(block_sequences(u, q, range(2 * H + 1))))), H)
         assert (fit.A, fit.heads) == _expected(model, u, q) and len(fit.heads) == 1
 
 
@@ -49,5 +49,5 @@ def test_more_heads_than_the_bound_is_refused_not_misfit():
     model = MultiHead.random(3, 3, seed=1)
     u, q = [1, 0, -1], [0, 1, 1]
     answers = ExactOracle(model).query_batch(block_sequences(u, q, range(3)))
-    with pytest.raises(OracleInconsistent, match="more heads than 1"):
-        identify_block(answers, 1, max_prec=256)
+    with pytest.raises(OracleInconsistent, match="more than 1 canonical heads"):
+        identify_block(list(enumerate(answers)), 1, max_prec=256)

@@ -5,25 +5,34 @@ With k copies of a token u followed by q, every head h of a multi-head model giv
     f([u,…,u, q]) = A − Σ_h c_h / (1 + k·r_h),   A = uᵀΣ_h v_h,  c_h = (u − q)ᵀv_h,
                                                    r_h = e^{s_h},  s_h = (u − q)ᵀW_h q,
 
-a rational function of k of type (H, H) in which heads with equal s_h merge into one pole
-and heads with c_h = 0 show none.  From the answers at k = 0..2H this module recovers
-``A`` and the pairs ``(s_h, c_h)``:
+a rational function ``N(k)/D(k)`` of type (H, H) with ``D(0) = 1``, in which heads with
+equal ``s_h`` merge into one pole and heads with ``c_h = 0`` show none.  A block is a set
+of *samples* ``(k, y_k)``: oracle answers, or values already known exactly (the value at
+``k = 0`` is ``qᵀΣv_h``, and the limit ``A`` as ``k → ∞`` is ``uᵀΣv_h``, once ``Σv_h`` is
+known).  From ``2H + 1`` pieces of information :func:`identify_block` recovers ``A`` and
+the pairs ``(s_h, c_h)``:
 
-1. **interpolation** in ball arithmetic: ``y_k·D(k) = N(k)`` with ``D(0) = 1``, a linear
-   system of 2H + 1 unknowns solved over ``arb``;
-2. **poles and residues**: the roots ``−1/r_h`` of ``D`` (``acb_poly.roots``), and
-   ``c_h = −r_h·N(k_h)/D'(k_h)``; poles whose residue is not certified nonzero are dropped
-   (an upper bound H on the heads leaves surplus poles with zero residue);
-3. **identification**: ``s_h = ln r_h``, ``c_h`` and ``A`` as the simplest rationals in their
-   balls, **confirmed exactly**: every answer must equal ``A − Σ c_h/(1 + k·e^{s_h})`` as an
-   exact exp-ratio; otherwise the precision doubles.
+1. **interpolation** in ball arithmetic: ``y_k·D(k) = N(k)`` for each sample, and
+   ``N_H = A·D_H`` when ``A`` is known, a linear system of 2H + 1 unknowns solved over
+   ``arb``; with fewer canonical heads than H the system is singular, so every type
+   (h, h), h = H, H − 1, …, 0, is tried on the first samples it needs;
+2. **poles and residues**: the roots ``−1/r_h`` of ``D`` (``acb_poly.roots``, refined to
+   the working precision) and ``c_h = −r_h·N(−1/r_h)/D'(−1/r_h)``;
+3. **identification** with the shared :func:`~exact.identify.identify` kernel: ``A``,
+   ``s_h = ln r_h`` and ``c_h`` are the simplest rationals in their balls, and the whole
+   candidate is **confirmed exactly** against every sample (an exp-ratio identity for an
+   answer, a rational identity for a known value); otherwise the precision doubles.
 
-This is the building block of the learner; the matching of heads across blocks is not
-built yet.
+Two type-(H, H) rational functions that agree on 2H + 1 pieces of information are equal,
+so the confirmed pairs are those of *every* model of at most H heads that gives these
+answers.  The confirmation is pluggable: :func:`answer_equals` decides the identity in the
+exp-polynomial field (certified mode), :func:`symbolic_equals` in sympy with each
+exponential a positive symbol (symbolic mode).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -32,19 +41,25 @@ from flint import acb_poly, arb, ctx
 from ..certify import answer_equals
 from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpPoly, ExpRatio, ExpSum
+from ..identify import identify
 from ..linalg import ball_solve
 from ..numbers import simplest_in_ball
 from ..sequences import Sequence
 
-__all__ = ["BlockFit", "block_sequences", "identify_block", "block_value"]
+__all__ = ["BlockFit", "block_sequences", "identify_block", "block_value", "symbolic_equals", "MAX_BLOCK_PREC"]
+
+#: The largest working precision (bits) a block is fitted at before it is declared inconsistent.
+MAX_BLOCK_PREC = 1 << 14
 
 
 @dataclass(frozen=True)
 class BlockFit:
-    """``A`` and the canonical heads ``(s_h, c_h)`` of one block, sorted by ``s``."""
+    """``A`` and the canonical heads ``(s_h, c_h)`` of one block, sorted by ``s``; ``prec`` is
+    the working precision that identified them."""
 
     A: Fraction
     heads: tuple
+    prec: int = 0
 
 
 def block_sequences(u, q, ks) -> list[Sequence]:
@@ -64,94 +79,257 @@ def block_value(A: Fraction, heads, k: int):
     return ExpSum(terms)
 
 
-def _solve(ys: list, H: int, prec: int):
-    """``N`` (degree H) and ``D`` (degree H, ``D(0) = 1``) with ``y_k·D(k) = N(k)``, k = 0..2H."""
-    n = 2 * H + 1
+def rational_value(A: Fraction, heads, k: int) -> Fraction | None:
+    """``A − Σ c_h/(1 + k·e^{s_h})`` when it is rational (``k = 0``, or no heads), else ``None``."""
+    if k and heads:
+        return None
+    return A - sum((Fraction(c) for _, c in heads), Fraction(0))
+
+
+def symbolic_equals(answer, value) -> bool:
+    """Decide ``answer == value`` in sympy: each ``e^{s}`` a positive symbol, ``e^{−s}`` its inverse.
+
+    The answer's sympy form writes each head as ``(x + y·e^{±s})/(1 + κ·e^{±s})``; the
+    candidate's exponents and their negatives get one symbol each, every other exponential
+    an independent one, and the difference must cancel in the rational function field.
+    An identity there holds at the true exponentials, so ``True`` is a proof; ``False``
+    means "not confirmed".
+    """
+    import sympy
+
+    from proofs.expsymbols import ExpSymbols  # the one implementation of the substitution
+
+    E = ExpSymbols()
+    for s in sorted({Fraction(s) for s, _ in value.heads if s}):
+        e = sympy.Rational(s.numerator, s.denominator)
+        E.assign(-e, 1 / E(e))
+    lhs = E.substitute(answer.sympy())
+    rhs = E.substitute(block_value(value.A, value.heads, value.k).sympy())
+    return sympy.cancel(sympy.together(lhs - rhs)) == 0
+
+
+@dataclass(frozen=True)
+class _Candidate:
+    """What :func:`symbolic_equals` compares an answer with."""
+
+    A: Fraction
+    heads: tuple
+    k: int
+
+
+def certified_equals(answer, value: _Candidate) -> bool:
+    """Decide ``answer == value`` exactly in the exp-polynomial field."""
+    return answer_equals(answer, block_value(value.A, value.heads, value.k))
+
+
+def _system(samples: list, h: int, A, prec: int):
+    """``N`` (degree h) and ``D`` (degree h, ``D(0) = 1``) through the first samples (and ``A``)."""
+    n = 2 * h + 1 - (A is not None)
+    if len(samples) < n:
+        return None
     with ctx.workprec(prec):
         rows, rhs = [], []
-        for k in range(n):
-            powers = [arb(k) ** j for j in range(H + 1)]
-            rows.append(powers + [-ys[k] * powers[j] for j in range(1, H + 1)])
-            rhs.append(ys[k])
+        for k, y in samples[:n]:
+            powers = [arb(k) ** j for j in range(h + 1)]
+            rows.append(powers + [-y * powers[j] for j in range(1, h + 1)])
+            rhs.append(y)
+        if A is not None:  # the limit k → ∞: N_h = A·D_h (N_0 = A when h = 0)
+            row = [arb(0)] * (2 * h + 1)
+            row[h] = arb(1)
+            a = _ball(A, prec)
+            if h:
+                row[2 * h] = -a
+            rows.append(row)
+            rhs.append(arb(0) if h else a)
         x = ball_solve(rows, rhs)
-        N = x[: H + 1]
-        D = [arb(1)] + x[H + 1 :]
-    return N, D
+    return x[: h + 1], [arb(1)] + x[h + 1 :]
 
 
-def _candidates(ys: list, H: int, prec: int):
-    """Balls for ``A`` and the ``(s_h, c_h)`` of the certified poles, or ``None`` if not resolved."""
+def _balls(samples: list, h: int, A, prec: int):
+    """Balls for ``A`` and the ``(s_h, c_h)`` of a type-(h, h) fit, or ``None`` if not resolved."""
     try:
-        N, D = _solve(ys, H, prec)
-    except (ZeroDivisionError, ValueError):  # singular at this precision (fewer heads than H)
+        got = _system(samples, h, A, prec)
+    except (ZeroDivisionError, ValueError):  # singular at this precision (fewer heads than h)
         return None
+    if got is None:
+        return None
+    N, D = got
     if not all(x.is_finite() for x in N + D):
         return None
     with ctx.workprec(prec):
-        while len(D) > 1 and D[-1].contains(0):  # surplus degree: fewer canonical heads than H
-            if not N[-1].contains(0):
-                return None
-            D, N = D[:-1], N[:-1]
-        h = len(D) - 1
-        A = N[h] / D[h] if h else N[0]
+        if h and D[h].contains(0):  # a surplus degree: a smaller type fits
+            return None
+        A_ball = N[h] / D[h] if h else N[0]
         if not h:
-            return A, []
+            return A_ball, []
         try:
-            roots = acb_poly(D).roots()
-        except ValueError:  # not separated at this precision
+            roots = acb_poly(D).roots(tol=arb(2) ** (-(prec // 2)), maxprec=prec)
+        except ValueError:  # not separated (or not refined) at this precision
             return None
         dD = acb_poly(D).derivative()
         Np = acb_poly(N)
         heads = []
         for z in roots:
             if not z.imag.contains(0) or not z.real < 0:
-                return None  # not yet resolved as a negative real pole
+                return None  # not (yet) a negative real pole
             r = -1 / z.real
             c = -(r * Np(z).real) / dD(z).real
             heads.append((r.log(), c))
-    return A, heads
+    return A_ball, heads
 
 
-def identify_block(answers, H: int, *, prec: int = 64, max_prec: int = 1 << 14) -> BlockFit:
-    """``A`` and the canonical heads of a block from its answers at k = 0..2H (exact answers).
+class _Fit:
+    """The shared precision state of one type-(h, h) fit (its balls are recomputed on refine)."""
+
+    def __init__(self, samples, h, A, prec, max_prec):
+        self.samples, self.h, self.A, self.prec, self.max_prec = samples, h, A, prec, max_prec
+        self._balls = None
+        self._at = None
+
+    def balls(self):
+        if self._at != self.prec:
+            ys = [(k, y if isinstance(y, arb) else _ball(y, self.prec)) for k, y in self.samples]
+            self._balls, self._at = _balls(ys, self.h, self.A, self.prec), self.prec
+        return self._balls
+
+    def refine(self):
+        if self.prec >= self.max_prec:
+            raise PrecisionInsufficient(f"a block fit of type ({self.h}, {self.h}) at {self.prec} bits")
+        self.prec *= 2
+
+
+def _ball(y, prec: int):
+    if isinstance(y, Fraction):
+        with ctx.workprec(prec):
+            return arb(y.numerator) / y.denominator
+    return y.ball(prec)
+
+
+class _Part:
+    """One quantity of a fit (``A``, or ``s``/``c`` of the i-th pole): a ball from the shared fit."""
+
+    def __init__(self, fit: _Fit, index: int, what: str):
+        self.fit, self.index, self.what = fit, index, what
+
+    def ball(self):
+        got = self.fit.balls()
+        if got is None:
+            return None
+        A_ball, heads = got
+        if len(heads) != self.fit.h:
+            return None
+        if self.index == 0:
+            return None if self.fit.A is not None else A_ball
+        pole, part = divmod(self.index - 1, 2)
+        b = heads[pole][part]
+        return b if b.is_finite() else None
+
+    def refine(self):
+        self.fit.refine()
+
+
+def identify_block(
+    samples,
+    H: int,
+    *,
+    A: Fraction | None = None,
+    equals: Callable = certified_equals,
+    prec: int = 64,
+    max_prec: int = MAX_BLOCK_PREC,
+) -> BlockFit:
+    """``A`` and the canonical heads of a block from its samples ``(k, y_k)``, identified exactly.
+
+    Parameters
+    ----------
+    samples : list of (int, answer or Fraction)
+        Oracle answers (exact) and values known exactly, at distinct ``k >= 0``; together
+        with ``A`` they must give at least ``2H + 1`` pieces of information.
+    H : int
+        An upper bound on the number of heads (surplus poles are found absent).
+    A : Fraction, optional
+        The limit ``uᵀΣv_h`` when it is already known.
+    equals : callable
+        ``equals(answer, candidate) -> bool``, the exact decision for an answer:
+        :func:`certified_equals` (default) or :func:`symbolic_equals`.
+
+    Raises
+    ------
+    OracleInconsistent
+        When no sum of at most ``H`` heads with rational scores and values reproduces every
+        sample up to ``max_prec`` bits (more heads than ``H``, or not a sum of softmax heads).
 
     Examples
     --------
     >>> from exact import ExactOracle, MultiHead
     >>> m = MultiHead([([[1, 0], [0, 2]], [1, "1/2"]), ([[0, 1], [-1, 0]], [2, 0])])
     >>> u, q = [1, 0], [0, 1]
-    >>> fit = identify_block(ExactOracle(m).query_batch(block_sequences(u, q, range(5))), 2)
+    >>> answers = ExactOracle(m).query_batch(block_sequences(u, q, range(5)))
+    >>> fit = identify_block(list(enumerate(answers)), 2)
     >>> [(str(s), str(c)) for s, c in fit.heads], fit.A   # s_h = (u − q)ᵀW_h q, c_h = (u − q)ᵀv_h
     ([('-2', '1/2'), ('1', '2')], Fraction(3, 1))
     """
-    if len(answers) != 2 * H + 1:
-        raise ValueError(f"answers: expected 2H + 1 = {2 * H + 1}, got {len(answers)}")
-    while prec <= max_prec:
-        ys = [a.ball(prec) for a in answers]
-        # fewer canonical heads than H make the full system singular: fit every type (h, h),
-        # h = H, H − 1, …, 0, on the first 2h + 1 answers; only an exact fit of all of them counts
-        for h in range(H, -1, -1):
-            got = _candidates(ys[: 2 * h + 1], h, prec)
-            if got is None:
-                continue
-            A_ball, head_balls = got
-            try:
-                A = _simplest(A_ball)
-                heads = sorted((_simplest(s), _simplest(c)) for s, c in head_balls)
-            except (PrecisionInsufficient, ValueError):
-                continue
-            if all(answer_equals(a, block_value(A, heads, k)) for k, a in enumerate(answers)):
-                return BlockFit(A, tuple((s, c) for s, c in heads if c))
-        prec *= 2
+    samples = [(int(k), y) for k, y in samples]
+    need = 2 * H + 1 - (A is not None)
+    if len(samples) < need or len({k for k, _ in samples}) != len(samples):
+        raise ValueError(f"samples: expected at least {need} at distinct k, got {len(samples)}")
+    A = None if A is None else Fraction(A)
+    p = prec
+    while p <= max_prec:
+        for h in range(H, -1, -1):  # fewer canonical heads than H make the larger systems singular
+            fit = _try(samples, h, A, p, equals)
+            if fit is not None:
+                return fit
+        p *= 2
     raise OracleInconsistent(
-        f"no sum of at most {H} heads with rational scores and values reproduces this block's answers "
-        f"(up to {max_prec} bits): more heads than {H}, or not a sum of softmax heads"
+        f"no sum of at most {H} softmax heads with rational scores and values reproduces this block's "
+        f"{len(samples)} values (up to {max_prec} bits): the model has more than {H} canonical heads, "
+        "or it is not a sum of softmax heads"
     )
 
 
+def _try(samples, h: int, A, prec: int, equals) -> BlockFit | None:
+    """The type-(h, h) fit at ``prec`` bits, confirmed exactly, or ``None``."""
+    fit = _Fit(samples, h, A, prec, prec)  # one precision per attempt: the caller raises it
+    if fit.balls() is None or len(fit.balls()[1]) != h:
+        return None
+    parts = [_Part(fit, 0, "A")] + [_Part(fit, 1 + i, f"{'sc'[i % 2]}_{i // 2}") for i in range(2 * h)]
+    result: list = []
+
+    def confirm(values, fresh):
+        a = A if A is not None else _fraction(values[0])
+        heads = tuple(sorted((_fraction(values[1 + 2 * i]), _fraction(values[2 + 2 * i])) for i in range(h)))
+        if len({s for s, _ in heads}) != h or any(c == 0 for _, c in heads):
+            return list(fresh)
+        for k, y in samples:
+            if isinstance(y, Fraction):
+                if rational_value(a, heads, k) != y and not (k and _equal_rational(a, heads, k, y)):
+                    return list(fresh)
+            elif not equals(y, _Candidate(a, heads, k)):
+                return list(fresh)
+        result.append(BlockFit(a, heads, prec))
+        return []
+
+    guesses = [A] + [None] * (2 * h) if A is not None else None
+    try:
+        identify(parts, confirm=confirm, guesses=guesses)
+    except PrecisionInsufficient:
+        return None
+    return result[0] if result else None
+
+
+def _equal_rational(A, heads, k, y) -> bool:
+    """Whether ``A − Σ c/(1 + k e^{s}) = y`` exactly for a rational ``y`` (``k > 0``)."""
+    return block_value(A, heads, k) == ExpSum([ExpRatio.rational(y)])
+
+
+def _fraction(x) -> Fraction:
+    if isinstance(x, Fraction):
+        return x
+    return Fraction(int(x.p), int(x.q))
+
+
 def _simplest(ball) -> Fraction:
-    """The simplest rational in a finite ball (a candidate only: :func:`identify_block` confirms it)."""
+    """The simplest rational in a finite ball (a candidate only: the block's confirmation decides)."""
     if not ball.is_finite():
         raise PrecisionInsufficient("an unbounded ball")
-    q = simplest_in_ball(ball)
-    return Fraction(int(q.p), int(q.q))
+    return _fraction(simplest_in_ball(ball))
