@@ -15,6 +15,7 @@ from .noisy_refine import learn_noisy_refine
 from .threshold import learn_threshold
 from .ffn import learn_ffn
 from .transformer import learn_transformer
+from .multi_head import learn_multi_head, paper_query_count, fast_query_count
 from .adversary import adversary
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
@@ -28,6 +29,9 @@ __all__ = [
     "learn_threshold",
     "learn_ffn",
     "learn_transformer",
+    "learn_multi_head",
+    "paper_query_count",
+    "fast_query_count",
     "adversary",
     "noisy_query_count",
     "Run",

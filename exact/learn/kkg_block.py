@@ -46,7 +46,16 @@ from ..linalg import ball_solve
 from ..numbers import simplest_in_ball
 from ..sequences import Sequence
 
-__all__ = ["BlockFit", "block_sequences", "identify_block", "block_value", "symbolic_equals", "MAX_BLOCK_PREC"]
+__all__ = [
+    "BlockFit",
+    "block_sequences",
+    "identify_block",
+    "block_value",
+    "model_block",
+    "certified_equals",
+    "symbolic_equals",
+    "MAX_BLOCK_PREC",
+]
 
 #: The largest working precision (bits) a block is fitted at before it is declared inconsistent.
 MAX_BLOCK_PREC = 1 << 14
@@ -77,6 +86,29 @@ def block_value(A: Fraction, heads, k: int):
         den = ExpPoly([(1, 0), (k, s)]) if k else ExpPoly.constant(1)
         terms.append(ExpRatio(ExpPoly.constant(-Fraction(c)), den))
     return ExpSum(terms)
+
+
+def model_block(model, u, q) -> BlockFit:
+    """The block ``(u, q)`` of a known model, from its parameters: ``A`` and the pairs
+    ``(s, c)`` with equal scores merged and zero residues dropped.
+
+    >>> from exact import MultiHead
+    >>> m = MultiHead([([[1, 0], [0, 2]], [1, "1/2"]), ([[0, 1], [-1, 0]], [2, 0])])
+    >>> fit = model_block(m, [1, 0], [0, 1])
+    >>> [(str(s), str(c)) for s, c in fit.heads], fit.A
+    ([('-2', '1/2'), ('1', '2')], Fraction(3, 1))
+    """
+    u = [Fraction(x) for x in u]
+    q = [Fraction(x) for x in q]
+    w = [a - b for a, b in zip(u, q)]
+    merged: dict = {}
+    A = Fraction(0)
+    for h in model.heads:
+        Wq = [sum((x * y for x, y in zip(row, q) if x and y), Fraction(0)) for row in h.W]
+        s = sum((x * y for x, y in zip(w, Wq)), Fraction(0))
+        merged[s] = merged.get(s, Fraction(0)) + sum((x * y for x, y in zip(w, h.v)), Fraction(0))
+        A += sum((x * y for x, y in zip(u, h.v)), Fraction(0))
+    return BlockFit(A, tuple(sorted((s, c) for s, c in merged.items() if c)))
 
 
 def rational_value(A: Fraction, heads, k: int) -> Fraction | None:

@@ -1,0 +1,559 @@
+"""Canonical multi-head recovery [KKG26]: exactly 4Hd² − 2H + 1 queries of length ≤ 2H + 1.
+
+The parameters of a multi-head model are not identifiable (Proposition 7.1 of
+[BSHK26]); its **canonical form** is (:func:`exact.canonical.canonical_form`).  This
+learner recovers it exactly from value queries, among sums of at most ``H`` heads.
+
+**Blocks.**  A block ``(u, q)`` asks ``[u, …, u, q]`` for several numbers k of copies.
+By the token-copy identity (:mod:`exact.learn.kkg_block`) its answers are
+``A − Σ_h c_h/(1 + k e^{s_h})`` with ``s_h = wᵀW_h q``, ``c_h = wᵀv_h``, ``w = u − q``,
+and the fit returns, per canonical head, the exact pair ``(s_h, c_h)`` — unlabelled.
+
+**Probes.**  Final tokens ``q_1..q_d`` and directions ``w_1..w_d`` are drawn at random
+(seeded, rationals of height 2^24 in [−1, 1], each family linearly independent), so
+that with probability 1 no two heads share a score and no value vanishes in a block.
+
+**The paper's plan** (``method="paper"``), 2d² − 1 blocks:
+
+1. *group 1* (final token ``q_1``): the bootstrap block ``w_1`` at k = 0..2H, then the
+   measurement blocks ``w_2..w_d`` at k = 1..2H (the k = 0 answer ``f([q_1])`` is the same
+   query, reused).  Their limits ``A_i = (q_1 + w_i)ᵀV`` give ``V = Σ_h v_h``, and from
+   then on every block's limit ``A = uᵀV`` is known;
+2. *in-group links* ``w_1 + w_i`` (additivity: the same head shows ``s_1 + s_i`` and
+   ``c_1 + c_i``) label every head of block ``w_i`` by its head in block ``w_1``;
+3. *groups 2..d* (final token ``q_g``): d measurement blocks and d − 1 in-group links
+   each, at k = 1..2H;
+4. *cross-group links* ``(q_1 + q_g + w_1, q_1 + q_g)``: the same head shows
+   ``s_h(w_1, q_1) + s_h(w_1, q_g)`` and ``c_h(w_1)``, which labels group g's heads;
+5. per head, ``W_h q_g = M⁻¹ s_h(·, q_g)`` and ``v_h = M⁻¹ c_h(·)`` (``M`` has rows
+   ``w_i``), and ``W_h = [W_h q_1 … W_h q_d] Q⁻¹``.
+
+That is d bootstrap blocks (the first block of each group), d(d − 1) measurement blocks,
+d(d − 1) in-group links and d − 1 cross links: 2d² − 1 blocks and
+``(2H + 1) + 2H(2d² − 2) = 4Hd² − 2H + 1`` queries, the longest of length 2H + 1.
+
+**Beyond the paper** (``method="fast"``).  Once group 1 has given every ``v_h``, the
+residue ``c_h = w_iᵀv_h`` names its head in every later block, so groups 2..d need no
+links; and since both ``A = uᵀV`` and the k = 0 value ``qᵀV`` are then known, a block
+needs only k = 1..2H − 1.  Heads that share a ``v`` have equal residues: for a group
+where two heads would collide, the learner falls back to the paper's links.  On generic
+instances this is ``(2H+1) + 2H(d−1) + (2H−1)(d−1) + (2H−1)d(d−1)`` queries, about half.
+
+**Exactness.**  Every block is confirmed exactly against its answers, and two type-(H, H)
+rational functions that agree on 2H + 1 values are equal, so every model of at most H
+heads that gives these answers has these pairs.  The probes' genericity (no merged
+scores, no vanished values, unambiguous links) is checked on the pairs themselves; a
+degenerate draw is redrawn (and reported), never decoded.  The result is replayed
+against the whole transcript and verified with fresh random queries (the driver).
+
+References
+----------
+[KKG26] Kim, Kim, Guo, *Provably Learning Multi-Head Attention with Queries*,
+arXiv 2608.03294 (2026).
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from dataclasses import dataclass
+from fractions import Fraction
+
+from .. import registry
+from ..canonical import canonical_form
+from ..errors import InvalidArgument, OracleInconsistent
+from ..linalg import QMatrix
+from ..multihead import MultiHead
+from ..sequences import Sequence
+from .driver import DEFAULT_CHECKS, Run, oracle_dimension
+from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
+from .result import LearnResult
+
+__all__ = [
+    "learn_multi_head",
+    "paper_query_count",
+    "fast_query_count",
+    "lower_bound",
+    "Probes",
+    "METHODS",
+    "SPEC",
+    "FAST_SPEC",
+]
+
+METHODS = ("paper", "fast")
+
+#: Probe entries are k / 2^PROBE_BITS with |k| <= 2^PROBE_BITS: a degenerate draw (two heads
+#: with one score in a block, a value orthogonal to a direction) has probability about
+#: 2^-PROBE_BITS per head pair and block.
+PROBE_BITS = 24
+
+#: Redraws of degenerate probes before the learner gives up.
+MAX_REDRAWS = 3
+
+
+def paper_query_count(d: int, H: int) -> int:
+    """The [KKG26] count: ``4Hd² − 2H + 1``.
+
+    >>> paper_query_count(8, 4)
+    1017
+    """
+    return 4 * H * d * d - 2 * H + 1
+
+
+def fast_query_count(d: int, H: int) -> int:
+    """The fast plan's count on generic instances (no shared ``v``, no redraw).
+
+    ``(2H + 1) + 2H(d − 1)`` for group 1's blocks, ``(2H − 1)(d − 1)`` for its links and
+    ``(2H − 1)d(d − 1)`` for the other groups.
+
+    >>> fast_query_count(8, 4), paper_query_count(8, 4)
+    (506, 1017)
+    """
+    return (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (d - 1)
+
+
+def lower_bound(d: int, H: int) -> int:
+    """The number of parameters of H heads, ``H(d² + d)``: no plan that reads one number per
+    query can do with fewer."""
+    return H * (d * d + d)
+
+
+# -- probes -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Probes:
+    """Final tokens ``q`` and directions ``w`` (d each, linearly independent), from a seed."""
+
+    q: tuple
+    w: tuple
+
+    @classmethod
+    def draw(cls, d: int, rng: random.Random) -> "Probes":
+        """Random rationals ``k/2^24`` in [−1, 1], redrawn until each family is a basis."""
+        def basis() -> tuple:
+            while True:
+                rows = tuple(
+                    tuple(Fraction(rng.randint(-(1 << PROBE_BITS), 1 << PROBE_BITS), 1 << PROBE_BITS) for _ in range(d))
+                    for _ in range(d)
+                )
+                if QMatrix.from_rows(rows).rank() == d:
+                    return rows
+        return cls(basis(), basis())
+
+
+def _add(*vectors) -> tuple:
+    return tuple(sum(xs, Fraction(0)) for xs in zip(*vectors))
+
+
+def _dot(a, b) -> Fraction:
+    return sum((x * y for x, y in zip(a, b) if x and y), Fraction(0))
+
+
+class _Degenerate(Exception):
+    """The probes are not generic for this model (redraw them)."""
+
+
+# -- who answers the blocks ------------------------------------------------------------------
+
+
+class _OracleBlocks:
+    """Blocks asked of the oracle through the run, fitted and confirmed exactly."""
+
+    def __init__(self, run: Run, H: int, equals, prec: int, max_prec: int):
+        self.run, self.H, self.equals, self.prec, self.max_prec = run, H, equals, prec, max_prec
+        self.blocks = 0
+        self.bits = 0
+
+    def block(self, u, q, ks, *, extra=(), A=None) -> tuple[BlockFit, object]:
+        ks = list(ks)
+        seqs = block_sequences(u, q, ks)
+        self.run.require(len(seqs), f"block {self.blocks + 1}")
+        answers = self.run.ask(seqs)
+        samples = list(extra) + list(zip(ks, answers))
+        fit = identify_block(samples, self.H, A=A, equals=self.equals, prec=self.prec, max_prec=self.max_prec)
+        self.blocks += 1
+        self.bits = max(self.bits, fit.prec)
+        y0 = next((a for k, a in zip(ks, answers) if k == 0), None)
+        return fit, y0
+
+
+class _ModelBlocks:
+    """Blocks answered by a known model (certificate checking): the sequences are recorded."""
+
+    def __init__(self, model):
+        self.model = model
+        self.sequences: list = []
+        self.blocks = 0
+
+    def block(self, u, q, ks, *, extra=(), A=None) -> tuple[BlockFit, object]:
+        ks = list(ks)
+        self.sequences += block_sequences(u, q, ks)
+        self.blocks += 1
+        fit = model_block(self.model, u, q)
+        y0 = fit.A - sum((c for _, c in fit.heads), Fraction(0)) if 0 in ks else None
+        return fit, y0
+
+
+# -- the plan ----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Stats:
+    blocks: int = 0
+    links: int = 0
+    cross_links: int = 0
+    fallback_groups: int = 0
+    redraws: int = 0
+
+
+def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) -> list:
+    """Run the plan on ``blocks``; return the canonical heads ``[(W, v), ...]``."""
+    q, w = probes.q, probes.w
+    M = QMatrix.from_rows(w)  # rows w_i: s(w_i) = w_iᵀa for a = W_h q
+    Minv = M.inv()
+    fast = method == "fast"
+    two_h = 2 * H
+
+    def solve_w(values) -> tuple:
+        return tuple(Fraction(int(x.p), int(x.q)) for x in Minv.matvec(values))
+
+    def expect(fit: BlockFit, m: int) -> tuple:
+        if len(fit.heads) != m:
+            raise _Degenerate(f"a block shows {len(fit.heads)} heads, another {m}")
+        return fit.heads
+
+    # group 1: bootstrap, measurements, V
+    fit0, y0 = blocks.block(_add(q[0], w[0]), q[0], range(two_h + 1))
+    base = fit0.heads
+    m = len(base)
+    y0_value = fit0.A - sum((c for _, c in base), Fraction(0))  # = q_1ᵀV
+    group = [base]
+    limits = [fit0.A]
+    for i in range(1, d):
+        fit, _ = blocks.block(_add(q[0], w[i]), q[0], range(1, two_h + 1), extra=[(0, y0)])
+        group.append(expect(fit, m))
+        limits.append(fit.A)
+    V = solve_w([a - y0_value for a in limits])
+    s_of = [[None] * d for _ in range(m)]  # s_of[j][g] = the vector (s_j(w_i, q_g))_i
+    c_of: list = [None] * m  # c_of[j] = (c_j(w_i))_i
+    first = _label_group(blocks, group, q[0], w, V, y0, two_h if not fast else two_h - 1, H, stats)
+    for j in range(m):
+        s_of[j][0] = tuple(s for s, _ in first[j])
+        c_of[j] = tuple(c for _, c in first[j])
+    v = [solve_w(c_of[j]) for j in range(m)]
+
+    # groups 2..d
+    for g in range(1, d):
+        qg = q[g]
+        y0g = _dot(qg, V)
+        ks = range(1, two_h) if fast else range(1, two_h + 1)
+        predicted = [[_dot(w[i], v[j]) for j in range(m)] for i in range(d)]
+        named = fast and all(len(set(row)) == m and all(row) for row in predicted)
+        if named:  # the residue names the head
+            for i in range(d):
+                u = _add(qg, w[i])
+                fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=_dot(u, V))
+                by_c = {c: s for s, c in expect(fit, m)}
+                if set(by_c) != set(predicted[i]):
+                    raise _Degenerate("a block's residues are not the predicted ones")
+                for j in range(m):
+                    s_of[j][g] = (s_of[j][g] or ()) + (by_c[predicted[i][j]],)
+            continue
+        if fast:
+            stats.fallback_groups += 1
+        fits = []
+        for i in range(d):
+            u = _add(qg, w[i])
+            fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=_dot(u, V))
+            fits.append(expect(fit, m))
+        local = _label_group(blocks, fits, qg, w, V, y0g, len(ks), H, stats)
+        # cross link: final token q_1 + q_g, direction w_1
+        qq = _add(q[0], qg)
+        u = _add(qq, w[0])
+        link, _ = blocks.block(u, qq, ks, extra=[(0, _dot(qq, V))], A=_dot(u, V))
+        stats.cross_links += 1
+        shown = set(expect(link, m))
+        order = _match(
+            m,
+            lambda j, l: (s_of[j][0][0] + local[l][0][0], c_of[j][0]) in shown and local[l][0][1] == c_of[j][0],
+        )
+        for j in range(m):
+            s_of[j][g] = tuple(s for s, _ in local[order[j]])
+    stats.blocks = blocks.blocks
+    Q = QMatrix.from_columns(q)
+    Qinv = Q.inv()
+    heads = []
+    for j in range(m):
+        cols = [solve_w(s_of[j][g]) for g in range(d)]  # W_j q_g
+        Wq = QMatrix.from_columns(cols, nrows=d)
+        W = (Wq @ Qinv).rows()
+        heads.append((W, v[j]))
+    return heads
+
+
+def _label_group(blocks, fits, qg, w, V, y0, n_link: int, H: int, stats: _Stats) -> list:
+    """In-group links ``w_1 + w_i``: for each head of block 1, its pair in every block of the group."""
+    d, m = len(fits), len(fits[0])
+    labelled = [[fits[0][j]] for j in range(m)]
+    for i in range(1, d):
+        u = _add(qg, w[0], w[i])
+        link, _ = blocks.block(u, qg, range(1, n_link + 1), extra=[(0, y0)], A=_dot(u, V))
+        stats.links += 1
+        if len(link.heads) != m:
+            raise _Degenerate(f"a link block shows {len(link.heads)} heads, its blocks {m}")
+        shown = set(link.heads)
+        a, b = fits[0], fits[i]
+        order = _match(m, lambda j, l: (a[j][0] + b[l][0], a[j][1] + b[l][1]) in shown)
+        for j in range(m):
+            labelled[j].append(b[order[j]])
+    return labelled
+
+
+def _match(m: int, fits) -> list:
+    """The unique bijection ``j → l`` with ``fits(j, l)`` for every j, or :class:`_Degenerate`."""
+    order = []
+    for j in range(m):
+        hits = [l for l in range(m) if fits(j, l)]
+        if len(hits) != 1:
+            raise _Degenerate(f"a head matches {len(hits)} heads across blocks")
+        order.append(hits[0])
+    if len(set(order)) != m:
+        raise _Degenerate("two heads match the same head across blocks")
+    return order
+
+
+# -- the learner -------------------------------------------------------------------------------
+
+
+def _bound(d: int, heads, max_heads) -> int:
+    if (heads is None) == (max_heads is None):
+        raise InvalidArgument(
+            "heads/max_heads: give exactly one: heads=H (the model has H heads) or max_heads=H0 (at most H0); "
+            "both bound the canonical heads the learner looks for"
+        )
+    H = heads if heads is not None else max_heads
+    name = "heads" if heads is not None else "max_heads"
+    if not isinstance(H, int) or isinstance(H, bool) or H < 1:
+        raise InvalidArgument(f"{name}: expected an integer >= 1, got {H!r}")
+    if H > 64:
+        raise InvalidArgument(f"{name}: at most 64 heads (blocks of length 2H + 1 = {2 * H + 1} fit rational "
+                              f"functions of type (H, H)), got {H}")
+    return H
+
+
+def _run_plan(blocks, d: int, H: int, method: str, seed: int) -> tuple[list, _Stats]:
+    """The plan with probes from ``seed``, redrawn (from the same generator) while degenerate."""
+    rng = random.Random(seed)
+    stats = _Stats()
+    reasons = []
+    for _ in range(MAX_REDRAWS + 1):
+        probes = Probes.draw(d, rng)
+        try:
+            return _plan(blocks, d, H, method, probes, stats), stats
+        except _Degenerate as e:
+            stats.redraws += 1
+            reasons.append(str(e))
+    raise OracleInconsistent(
+        f"the block pairs stayed inconsistent across {MAX_REDRAWS + 1} independent random probe sets "
+        f"({'; '.join(reasons)}): for a sum of at most {H} softmax heads this has probability about "
+        f"2^-{PROBE_BITS} per draw, so the oracle is not one"
+    )
+
+
+def learn_multi_head(
+    oracle,
+    *,
+    heads: int | None = None,
+    max_heads: int | None = None,
+    method: str = "paper",
+    mode: str | None = None,
+    seed: int | None = None,
+    prec: int = 64,
+    max_prec: int = 1 << 14,
+    certify: bool = True,
+    checks: int = DEFAULT_CHECKS,
+    check_seed: int | None = None,
+) -> LearnResult:
+    """The canonical form of a sum of at most H softmax heads, exactly [KKG26].
+
+    Parameters
+    ----------
+    oracle : Oracle
+        An exact oracle, read only through its public interface.
+    heads, max_heads : int
+        Exactly one: the number of heads ``H`` of the model, or an upper bound ``H0`` on it.
+        Either bounds the canonical heads (equal ``W`` merged, zero ``v`` dropped), which the
+        result reports; the learner's blocks are sized by it (length ``2H + 1``).
+    method : {"paper", "fast"}
+        ``"paper"``: exactly ``4Hd² − 2H + 1`` queries (:func:`paper_query_count`).
+        ``"fast"``: blocks matched on their residues once the ``v_h`` are known, about half
+        as many (:func:`fast_query_count` on generic instances; groups where two heads share
+        a ``v`` fall back to the paper's links).
+    mode : {"certified", "symbolic"}, optional
+        How each block's candidate is confirmed: in the exp-polynomial field (``"certified"``,
+        default) or in sympy, each exponential a positive symbol (``"symbolic"``, slower).
+        The candidates come from ball arithmetic in both.
+    seed : int, optional
+        Seed of the random probes; ``None`` draws a fresh one (reported, and recorded in the
+        certificate, which rebuilds the probes from it).
+    prec, max_prec : int
+        Starting and largest working precision (bits) of a block fit.
+    certify, checks, check_seed :
+        As for every learner (:class:`~exact.learn.driver.Run`): replay of the transcript,
+        and random verification queries of length 3–4 after learning.
+
+    Returns
+    -------
+    LearnResult
+        ``model`` is the canonical form (a :class:`~exact.multihead.MultiHead`);
+        ``details`` holds ``canonical_heads``, the counts (``paper_count``, ``fast_count``,
+        ``lower_bound``), ``blocks``, ``links``, ``cross_links``, ``fallback_groups``,
+        ``redraws`` and the probe ``seed``.
+
+    Raises
+    ------
+    OracleInconsistent
+        When a block needs more than ``H`` canonical heads (the bound is too small), or the
+        answers are not those of a sum of softmax heads.
+
+    Examples
+    --------
+    >>> from exact import ExactOracle, MultiHead
+    >>> from exact.canonical import canonical_form
+    >>> truth = MultiHead([([[1, 0], [0, -1]], [1, 2]), ([[0, 1], [1, 0]], [-1, "1/2"])])
+    >>> result = learn_multi_head(ExactOracle(truth), heads=2, seed=1)
+    >>> result.model == canonical_form(truth), result.queries == paper_query_count(2, 2), result.max_length
+    (True, True, 5)
+    >>> fast = learn_multi_head(ExactOracle(truth), heads=2, method="fast", seed=1)
+    >>> fast.model == canonical_form(truth), fast.queries, paper_query_count(2, 2)
+    (True, 18, 29)
+    """
+    d = oracle_dimension(oracle)
+    H = _bound(d, heads, max_heads)
+    if method not in METHODS:
+        raise InvalidArgument(f"method: expected one of {', '.join(map(repr, METHODS))}, got {method!r}")
+    if mode == "float" or not oracle.exact:
+        raise InvalidArgument(
+            "learn_multi_head is exact and needs an exact oracle with mode='certified' or 'symbolic'; "
+            "for a float oracle use learn_multi_head_float"
+        )
+    if seed is None:
+        seed = secrets.randbits(63)
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
+        raise InvalidArgument(f"seed: expected an integer in [0, 2^64) or None, got {seed!r}")
+    spec = SPEC if method == "paper" else FAST_SPEC
+    count = paper_query_count(d, H) if method == "paper" else fast_query_count(d, H)
+    run = Run(spec, oracle, mode=mode, prec=prec, max_prec=max_prec, queries=count, certify=certify,
+              checks=checks, check_seed=check_seed)
+    equals = symbolic_equals if run.arith.name == "symbolic" else certified_equals
+    with run:
+        blocks = _OracleBlocks(run, H, equals, prec, max_prec)
+        found, stats = _run_plan(blocks, d, H, method, seed)
+        model = canonical_form(MultiHead(found, d=d))
+        conditions = {"heads": H, "probe_seed": seed}
+        details = {
+            "canonical_heads": model.H,
+            "heads_bound": H,
+            "method": method,
+            "paper_count": paper_query_count(d, H),
+            "fast_count": fast_query_count(d, H),
+            "lower_bound": lower_bound(d, H),
+            "blocks": stats.blocks,
+            "links": stats.links,
+            "cross_links": stats.cross_links,
+            "fallback_groups": stats.fallback_groups,
+            "redraws": stats.redraws,
+            "seed": seed,
+            "block_precision": blocks.bits,
+        }
+        return run.finish(model, conditions=conditions, details=details)
+
+
+def _rederive(model, conditions, method: str) -> list | str:
+    """The sequences the learner asks of ``model`` with the recorded bound and seed, or why not."""
+    H, seed = conditions.get("heads"), conditions.get("probe_seed")
+    if H is None or seed is None:
+        return "a multi-head certificate must record its head bound and probe seed (conditions heads, probe_seed)"
+    if not isinstance(model, MultiHead):
+        return f"expected a multi-head model, got a {type(model).__name__}"
+    if model != canonical_form(model):
+        return "the certified model is not in canonical form"
+    if model.H > H:
+        return f"the model has {model.H} canonical heads, above the bound H = {H}"
+    blocks = _ModelBlocks(model)
+    try:
+        _run_plan(blocks, model.d, H, method, seed)
+    except OracleInconsistent as e:
+        return f"the learner's plan does not decode this model: {e}"
+    return blocks.sequences
+
+
+def _checker(method: str):
+    def check(model, transcript, conditions) -> str | None:
+        seqs = _rederive(model, conditions, method)
+        if isinstance(seqs, str):
+            return seqs
+        if [q.X for q in transcript] != seqs:
+            return (
+                f"the transcript is not the {method} plan's probe set for this model, head bound and probe seed, "
+                "so it need not identify the model"
+            )
+        return None
+    return check
+
+
+#: Exactness rests on the probes being generic for the model: true with probability 1 for a
+#: seed drawn independently of it; verification queries check it, and without them it is stated.
+GENERIC = "for probes generic for the model (their seed independent of it)"
+
+
+def _unchecked(conditions) -> tuple:
+    return (f"among sums of at most {conditions.get('heads', 'H')} softmax heads", GENERIC)
+
+
+def _scope(conditions) -> str:
+    return f"among sums of at most {conditions.get('heads', 'H')} softmax heads, up to canonical form, {GENERIC}"
+
+
+def _seed_ok(x) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**64
+
+
+_OPTIONS = (
+    registry.Option("heads", "int", "H, the number of heads of the model (bounds the canonical heads)", minimum=1),
+    registry.Option("max_heads", "int", "H0, an upper bound on the number of heads (instead of --heads)", minimum=1),
+    registry.Option("seed", "int", "seed of the random probes (default: fresh, reported)", minimum=0),
+)
+
+
+def _spec(method: str, name: str, summary: str, count, formula: str) -> registry.LearnerSpec:
+    return registry.LearnerSpec(
+        name=name,
+        summary=summary,
+        model_kind="multi-head",
+        modes=("certified", "symbolic"),
+        learn=lambda oracle, **options: learn_multi_head(oracle, method=method, **options),
+        query_count=lambda d, heads=1, **conditions: count(d, heads),
+        count_formula=formula,
+        conditions={"heads": registry.int_at_least(1), "probe_seed": _seed_ok},
+        check_certificate=_checker(method),
+        scope=_scope,
+        unchecked=_unchecked,
+        model_class=lambda conditions: f"a sum of at most {conditions.get('heads', 'H')} softmax heads",
+        options=_OPTIONS,
+        command="multi-head",
+        method=method,
+    )
+
+
+SPEC = registry.register(_spec(
+    "paper", "multi-head",
+    "[KKG26]: the canonical form of a multi-head model, exactly, from 4Hd² − 2H + 1 queries of length <= 2H + 1",
+    paper_query_count, "4Hd² − 2H + 1",
+))
+FAST_SPEC = registry.register(_spec(
+    "fast", "multi-head-fast",
+    "beyond [KKG26]: the canonical form, blocks matched on their residues: about half the paper's queries",
+    fast_query_count, "(2H+1) + 2H(d−1) + (2H−1)(d² − 1)",
+))
