@@ -113,20 +113,44 @@ class MultiHead:
         return total
 
     @classmethod
-    def random(cls, d: int, H: int, *, seed=None, grid="rational:7", bound=2, v_zeros: int = 0) -> "MultiHead":
+    def random(
+        cls, d: int, H: int, *, seed=None, grid="rational:7", bound=2, v_zeros: int = 0,
+        duplicate_w: bool = False, zero_v: bool = False, shared_v: bool = False,
+    ) -> "MultiHead":
         """``H`` independent random heads (see :meth:`SingleHead.random`), seeded.
+
+        Three options build the instances whose parameters are not identifiable
+        (Proposition 7.1) and that a canonical learner must still get right:
+
+        * ``duplicate_w``: head 2 takes head 1's ``W`` (they merge in the canonical form);
+        * ``shared_v``: the last head takes head 1's ``v`` (a different ``W``: both stay);
+        * ``zero_v``: the last head gets ``v = 0`` (it is dropped), applied after ``shared_v``.
 
         >>> MultiHead.random(2, 3, seed=0) == MultiHead.random(2, 3, seed=0)
         True
+        >>> m = MultiHead.random(2, 3, seed=0, duplicate_w=True, zero_v=True)
+        >>> m.heads[1].W == m.heads[0].W, any(m.heads[2].v)
+        (True, False)
         """
         if not isinstance(H, int) or H < 0:
             raise InvalidArgument(f"H: expected a non-negative number of heads, got {H!r}")
         if seed is not None and not (isinstance(seed, int) and seed >= 0):
             raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
+        if (duplicate_w or shared_v) and H < 2:
+            raise InvalidArgument(f"duplicate_w/shared_v: need at least 2 heads, got H={H}")
+        if zero_v and H < 1:
+            raise InvalidArgument("zero_v: needs at least 1 head, got H=0")
         parse_grid(grid)
         rng = np.random.default_rng(seed)
         seeds = rng.integers(0, 2**31, size=H)
-        return cls([SingleHead.random(d, seed=int(s), grid=grid, bound=bound, v_zeros=v_zeros) for s in seeds], d=d)
+        heads = [SingleHead.random(d, seed=int(s), grid=grid, bound=bound, v_zeros=v_zeros) for s in seeds]
+        if duplicate_w:
+            heads[1] = SingleHead(heads[0].W, heads[1].v)
+        if shared_v:
+            heads[-1] = SingleHead(heads[-1].W, heads[0].v)
+        if zero_v:
+            heads[-1] = SingleHead(heads[-1].W, [0] * d)
+        return cls(heads, d=d)
 
     def to_json(self) -> dict:
         """``{"kind": "multi-head", "d": d, "heads": [{"W": ..., "v": ...}, ...]}``."""
