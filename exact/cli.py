@@ -44,7 +44,9 @@ from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .grids import parse_grid
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
 from .ffn import ReLUFFN
+from .canonical import canonical_form
 from .models import SingleHead
+from .multihead import MultiHead
 from .noise import NOISE_KINDS, Adversarial, NoisyOracle, parse_noise
 from .numbers import format_rational, parse_rational
 from .oracles import BaseOracle, CallableOracle, ExactOracle, FloatOracle
@@ -227,6 +229,19 @@ def _random_parser(sub) -> None:
         else:
             rs.add_argument("--rank", type=_int_type(0), required=True, help="rank bound r (W = A·B, A d×r, B r×d)")
         rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
+    rs = rsub.add_parser("multi-head", help="a random sum of H softmax heads (optionally with the "
+                         "non-identifiable structures: a duplicate W, a shared v, a zero v)")
+    rs.add_argument("--d", type=_int_type(1, 256), required=True, help="token dimension (1..256)")
+    rs.add_argument("--heads", type=_int_type(1, 64), required=True, help="number of heads H (1..64)")
+    rs.add_argument("--seed", type=_int_type(0), default=0, help="seed of the generator (default 0)")
+    rs.add_argument("--grid", type=_grid, default="rational:7",
+                    help=f"grid of the entries (default rational:7): {GRIDS_HELP}")
+    rs.add_argument("--bound", type=_number, default=Fraction(2),
+                    help="magnitude of the entries (an exact number; default 2)")
+    rs.add_argument("--duplicate-w", action="store_true", help="head 2 takes head 1's W (they merge canonically)")
+    rs.add_argument("--shared-v", action="store_true", help="the last head takes head 1's v (with its own W)")
+    rs.add_argument("--zero-v", action="store_true", help="the last head gets v = 0 (dropped canonically)")
+    rs.add_argument("--output", "-o", default=None, help="write to this file instead of stdout")
     for name, text in (("ffn", "a random bias-free ReLU network g(x) = wᵀReLU(Ax)"),
                        ("transformer", "a random one-layer Transformer T(X) = wᵀReLU(A·h(X))")):
         rs = rsub.add_parser(name, help=text)
@@ -323,6 +338,11 @@ def _cmd_random(args) -> int:
         model = ReLUFFN.random(args.d, args.m, seed=args.seed, grid=args.grid, bound=args.bound)
     elif args.model == "transformer":
         model = Transformer.random(args.d, args.m, seed=args.seed, grid=args.grid, bound=args.bound)
+    elif args.model == "multi-head":
+        model = MultiHead.random(
+            args.d, args.heads, seed=args.seed, grid=args.grid, bound=args.bound,
+            duplicate_w=args.duplicate_w, shared_v=args.shared_v, zero_v=args.zero_v,
+        )
     else:  # "low-rank" is a single head drawn with rank(W) <= --rank
         model = SingleHead.random(
             args.d, seed=args.seed, grid=args.grid, bound=args.bound, v_zeros=args.v_zeros, rank=args.rank
@@ -397,6 +417,8 @@ def _cmd_learn(args) -> int:
         raise InvalidArgument("--model: the model file to simulate is required (or --oracle MODULE:CALLABLE)")
     spec = _learner_spec(args)
     model = load_model(args.model)
+    if spec.model_kind == "multi-head" and getattr(model, "kind", None) == "single-head":
+        model = MultiHead([model])  # a single head is a multi-head model with H = 1
     if getattr(model, "kind", None) != spec.model_kind:
         raise InvalidArgument(f"{args.model}: learner {spec.name!r} learns {spec.model_kind} models, got a {model.kind}")
     kwargs = {}
@@ -408,6 +430,11 @@ def _cmd_learn(args) -> int:
             raise InvalidArgument(f"{opt.flag}: learner {spec.name!r} needs it ({opt.help})")
     if spec.method == "threshold" and args.learner is not None:
         kwargs["learner"] = args.learner
+    if spec.model_kind == "multi-head":
+        if "heads" in kwargs and "max_heads" in kwargs:
+            raise InvalidArgument("--heads/--max-heads: give one (both bound the canonical heads)")
+        if "heads" not in kwargs and "max_heads" not in kwargs:
+            kwargs["heads"] = max(model.H, 1)  # the model file's H: what its owner knows
     for s in args.specs.values():  # options given for another method are an error, not silently ignored
         for opt in s.options:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
@@ -471,9 +498,13 @@ def _cmd_learn(args) -> int:
                                   "message": report.message}
         if model.kind in ("ffn", "transformer"):
             out.update(_ffn_json(result, model))
+        if model.kind == "multi-head":
+            out.update(_multi_head_json(result))
         print(json.dumps(out, indent=1))
     elif model.kind in ("ffn", "transformer"):
         _print_ffn_result(result, model, report, same)
+    elif model.kind == "multi-head":
+        _print_multi_head(result, spec, report, same)
     else:
         _print_result(result, model, spec, report, same, measured)
     return 0 if ok else EXIT_FAIL
@@ -489,6 +520,8 @@ def _accepts(fn, name: str) -> bool:
 def _same(result, model) -> bool:
     """Whether the result is the model: its parameters, or for a ReLU network (and a Transformer's
     FFN) its canonical forms: the function level always, the unit level when it is identifiable."""
+    if model.kind == "multi-head":
+        return result.model == canonical_form(model)
     if model.kind not in ("ffn", "transformer"):
         return result.model == model
     ffn = model.ffn if model.kind == "transformer" else model
@@ -516,6 +549,46 @@ def _ffn_json(result, model) -> dict:
         out["queries"] = d["ffn_queries"] + d["odd_queries"]  # value queries: each odd one is two calls
         out["W"] = result.model.to_json()["W"]
     return out
+
+
+def _multi_head_json(result) -> dict:
+    """The canonical heads and the counts of a multi-head result."""
+    d = result.details
+    return {
+        "canonical_heads": result.model.to_json()["heads"],
+        "canonical_count": result.model.H,
+        "queries": result.queries,
+        "max_length": result.max_length,
+        "paper_count": d.get("paper_count"),
+        "fast_count": d.get("fast_count"),
+        "lower_bound": d.get("lower_bound"),
+    }
+
+
+def _print_multi_head(result, spec, report, same: bool) -> None:
+    d = result.details
+    H = d.get("heads_bound")
+    print(f"mode        {result.mode}")
+    print(f"queries     {result.queries}, longest sequence {result.max_length} (paper 4Hd² − 2H + 1 = {d.get('paper_count')}, "
+          f"fast on generic instances {d.get('fast_count')}, parameters H(d² + d) = {d.get('lower_bound')}; H = {H})")
+    print(f"blocks      {d.get('blocks')} ({d.get('links')} in-group links, {d.get('cross_links')} cross links, "
+          f"{d.get('fallback_groups')} groups fell back to links, {d.get('redraws')} probe redraws; seed {d.get('seed')})")
+    if result.verification_queries:
+        lengths = result.details.get("checks", {}).get("lengths", [])
+        print(f"checks      {result.verification_queries} verification queries (lengths {', '.join(map(str, lengths))}), "
+              "reproduced")
+    else:
+        print(f"checks      none (--checks 0): the result holds {', '.join(result.assumptions)}")
+    verdict = "yes: equal to the model's canonical form" if same else "NO: differs from the model's canonical form"
+    print(f"exact       {verdict}" + (f" ({', '.join(result.assumptions)})" if result.assumptions else ""))
+    if report is not None:
+        print(f"certificate {report.message}")
+    print(f"seconds     {result.seconds['total']:.3f}")
+    print(f"canonical   {result.model.H} head(s) (equal W merged, zero v dropped)")
+    for i, h in enumerate(result.model.heads):
+        print(f"head {i + 1}: v = [" + ", ".join(format_rational(x) for x in h.v) + "]")
+        for row in h.W:
+            print("  W [" + ", ".join(format_rational(x) for x in row) + "]")
 
 
 def _print_ffn_result(result, model, report, same: bool) -> None:
@@ -705,8 +778,6 @@ def _cmd_counterexample(args) -> int:
 
     from proofs.multihead import construct, prove_equivalent
 
-    from .multihead import MultiHead
-
     if args.model is not None:
         if args.d is not None or args.heads is not None:
             raise InvalidArgument("--model: the model file fixes d and H; do not pass --d or --heads with it")
@@ -817,6 +888,8 @@ _FLAGS = (
     (re.compile(r"\bmax_prec\b"), "--max-prec"),
     (re.compile(r"\bw_bound\b"), "--w-bound"),
     (re.compile(r"\bchecks=(\d+)"), r"--checks \1"),
+    (re.compile(r"\bmax_heads="), "--max-heads"),
+    (re.compile(r"\bheads="), "--heads"),
 )
 
 

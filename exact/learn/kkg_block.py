@@ -317,9 +317,9 @@ def identify_block(
                 return fit
         p *= 2
     raise OracleInconsistent(
-        f"no sum of at most {H} softmax heads with rational scores and values reproduces this block's "
-        f"{len(samples)} values (up to {max_prec} bits): the model has more than {H} canonical heads, "
-        "or it is not a sum of softmax heads"
+        f"no sum of at most {H} softmax heads reproduces this block's {len(samples)} values (up to {max_prec} "
+        f"bits): the model has more than {H} canonical heads (raise heads= or max_heads=), or is not a sum "
+        "of softmax heads"
     )
 
 
