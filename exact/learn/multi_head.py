@@ -64,7 +64,6 @@ from ..canonical import canonical_form
 from ..errors import InvalidArgument, OracleInconsistent
 from ..linalg import QMatrix
 from ..multihead import MultiHead
-from ..sequences import Sequence
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
 from .result import LearnResult
