@@ -465,16 +465,17 @@ def _is_float64(q: Fraction) -> bool:
 
 
 class FloatOracle(CallableOracle):
-    """float64 answers of a single head evaluated with numpy, vectorised over batches.
+    """float64 answers of a single head (or a sum of heads) evaluated with numpy, vectorised over batches.
 
     Each answer is a :class:`FloatAnswer` carrying a bound on its float64 rounding
     error, computed from the evaluation itself by standard dot-product bounds on
     sums of absolute terms (see :func:`exact.floateval.float_rounding_bounds`), so cancellation anywhere
-    (in the scores, the values or the final sum) is covered.
+    (in the scores, the values or the final sum) is covered.  For a multi-head model the
+    heads' values and bounds are summed, and the bound of the sum is added.
 
     Parameters
     ----------
-    model : SingleHead, or a pair ``(W, v)`` of float arrays
+    model : SingleHead, MultiHead, or a pair ``(W, v)`` of float arrays
     accuracy, rtol : number
         Further declared absolute and relative accuracy (default none).
 
@@ -488,21 +489,27 @@ class FloatOracle(CallableOracle):
 
     def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
         if isinstance(model, tuple):
-            W, v = (np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))
+            pairs = [(np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))]
         elif getattr(model, "kind", None) == "single-head":
-            W, v = model.to_numpy()
+            pairs = [model.to_numpy()]
+        elif getattr(model, "kind", None) == "multi-head":
+            pairs = [h.to_numpy() for h in model.heads]
+            if not pairs:
+                pairs = [(np.zeros((model.d, model.d)), np.zeros(model.d))]
         else:
             raise InvalidArgument(
-                f"model: FloatOracle evaluates a single head (a SingleHead or a pair (W, v)), got "
+                f"model: FloatOracle evaluates a single head (a SingleHead or a pair (W, v)) or a MultiHead, got "
                 f"{type(model).__name__}; wrap other models' float evaluation in a CallableOracle"
             )
-        if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
-            raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
-        if not (np.isfinite(W).all() and np.isfinite(v).all()):
-            raise InvalidNumber("model: W and v must be finite")
-        self._W, self._v = W, v
+        for W, v in pairs:
+            if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
+                raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
+            if not (np.isfinite(W).all() and np.isfinite(v).all()):
+                raise InvalidNumber("model: W and v must be finite")
+        self._pairs = pairs
         super().__init__(
-            lambda X: evaluate_float(W, v, X), d=W.shape[0], accuracy=accuracy, rtol=rtol, budget=budget
+            lambda X: sum(evaluate_float(W, v, X) for W, v in pairs), d=pairs[0][0].shape[0], accuracy=accuracy,
+            rtol=rtol, budget=budget,
         )
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
@@ -511,7 +518,12 @@ class FloatOracle(CallableOracle):
         for i, s in enumerate(seqs):
             by_len.setdefault(s.length, []).append(i)
         for idx in by_len.values():
-            ys, errs = evaluate_sequences(self._W, self._v, [seqs[i] for i in idx])
+            batch = [seqs[i] for i in idx]
+            ys, errs = evaluate_sequences(*self._pairs[0], batch)
+            for W, v in self._pairs[1:]:
+                y2, e2 = evaluate_sequences(W, v, batch)
+                ys = ys + y2
+                errs = errs + e2 + np.abs(ys) * np.finfo(np.float64).eps  # the rounding of the sum itself
             if not np.isfinite(ys).all():
                 raise OracleInconsistent("the float model produced a non-finite answer (overflow?)")
             if not np.isfinite(errs).all():

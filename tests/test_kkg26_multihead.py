@@ -3,6 +3,7 @@
 import json
 import random
 import statistics
+from fractions import Fraction
 
 import pytest
 
@@ -272,3 +273,69 @@ def test_cli_learns_a_single_head_file_as_h_1(tmp_path, capsys):
     assert main(["learn", "multi-head", "--model", str(path), "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["equals_model"] and out["queries"] == paper_query_count(3, 1) and out["max_length"] == 3
+
+
+# -- float mode (acceptance 4) ---------------------------------------------------------------------
+
+
+def _float_error(learned: MultiHead, truth) -> float:
+    """The largest entry error of the learned heads against the nearest canonical true head."""
+    import numpy as np
+
+    worst = 0.0
+    for h in canonical_form(truth).heads:
+        W, v = h.to_numpy()
+        worst = max(worst, min(max(float(np.max(np.abs(g.to_numpy()[0] - W))), float(np.max(np.abs(g.to_numpy()[1] - v))))
+                                for g in learned.heads))
+    return worst
+
+
+def _spread(H: int, d: int) -> MultiHead:
+    """H heads with well-separated scores (W_h = w_h·I + a small nilpotent part, w_h spread over [−3, 3])."""
+    heads = []
+    for j in range(H):
+        w = Fraction(-3) + Fraction(6 * j, H - 1)
+        W = [[w if a == b else (Fraction(j, 10) if b > a else Fraction(0)) for b in range(d)] for a in range(d)]
+        heads.append((W, [Fraction((-1) ** (a + j) * (1 + (a + j) % 3), 2) for a in range(d)]))
+    return MultiHead(heads, d=d)
+
+
+@pytest.mark.parametrize("d, seed", [(2, 0), (2, 1), (3, 2), (3, 3)])
+def test_float_mode_error_is_within_its_estimate_at_h_2(d, seed):
+    from exact.oracles import FloatOracle
+
+    model = MultiHead.random(d, 2, seed=seed)
+    oracle = FloatOracle(model)
+    result = learn_multi_head(oracle, heads=2, seed=seed)
+    assert result.mode == "float" and not result.exact and result.certificate is None
+    assert result.queries == paper_query_count(d, 2) and result.max_length == 5
+    assert result.model.H == 2 and _float_error(result.model, model) <= result.error_estimate < 1e-2
+    assert result.details["condition"] > 1 and result.details["monomial_condition"] > 1
+
+
+def test_float_mode_at_h_4_states_its_condition_and_holds_its_estimate():
+    from exact.oracles import FloatOracle
+
+    model = _spread(4, 1)
+    result = learn_multi_head(FloatOracle(model), heads=4, seed=0)
+    assert result.model.H == 4 and _float_error(result.model, model) <= result.error_estimate < 1e-2
+    assert 1e8 < result.details["condition"] < 1e12  # the intrinsic sensitivity of the poles and residues
+    assert result.details["monomial_condition"] > 1e9  # the naive monomial scheme's matrix (columns scaled)
+
+
+def test_float_mode_at_h_6_refuses_instead_of_guessing():
+    from exact.errors import PrecisionInsufficient
+    from exact.oracles import FloatOracle
+
+    for model in (_spread(6, 1), MultiHead.random(2, 6, seed=0)):
+        with pytest.raises(PrecisionInsufficient, match="float"):
+            learn_multi_head(FloatOracle(model), heads=6, seed=0)
+
+
+def test_float_mode_runs_the_paper_plan_only():
+    from exact.oracles import FloatOracle
+
+    with pytest.raises(InvalidArgument, match="paper"):
+        learn_multi_head(FloatOracle(MultiHead.random(2, 2, seed=0)), heads=2, method="fast")
+    with pytest.raises(InvalidArgument, match="exact oracle"):
+        learn_multi_head(FloatOracle(MultiHead.random(2, 2, seed=0)), heads=2, mode="certified")

@@ -391,10 +391,12 @@ def _within_float_bound(model, q, oracle, eps: float) -> bool:
     X = np.array([[float(x) for x in row] for row in q.X.dense()])
     y = float(q.answer)
     norms = np.abs(X).sum(axis=1)
-    W, v = model.to_numpy()
-    c = X @ v
     delta = eps * float(norms.max() * norms[-1])
-    spread = float(c.max() - c.min())
-    bound = math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max())
+    bound = 0.0
+    for head in getattr(model, "heads", (model,)):  # a sum of heads: the heads' bounds add up
+        _, v = head.to_numpy()
+        c = X @ v
+        spread = float(c.max() - c.min())
+        bound += math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max())
     tolerance = 4 * bound + float(oracle.error_bound(q.answer)) + 1e-12 * (1 + abs(y))
     return abs(float(model.float(X)) - y) <= tolerance

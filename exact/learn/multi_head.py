@@ -66,6 +66,7 @@ from ..linalg import QMatrix
 from ..multihead import MultiHead
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
+from .multi_head_float import FloatBlocks, float_plan
 from .result import LearnResult
 
 __all__ = [
@@ -234,7 +235,7 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
         group.append(expect(fit, m))
         limits.append(fit.A)
     V = solve_w([a - y0_value for a in limits])
-    s_of = [[None] * d for _ in range(m)]  # s_of[j][g] = the vector (s_j(w_i, q_g))_i
+    s_of: list[list] = [[None] * d for _ in range(m)]  # s_of[j][g] = the vector (s_j(w_i, q_g))_i
     c_of: list = [None] * m  # c_of[j] = (c_j(w_i))_i
     first = _label_group(blocks, group, q[0], w, V, y0, two_h if not fast else two_h - 1, H, stats)
     for j in range(m):
@@ -432,10 +433,12 @@ def learn_multi_head(
     H = _bound(d, heads, max_heads)
     if method not in METHODS:
         raise InvalidArgument(f"method: expected one of {', '.join(map(repr, METHODS))}, got {method!r}")
-    if mode == "float" or not oracle.exact:
+    floating = mode == "float" or (mode is None and not oracle.exact)
+    if floating and method != "paper":
+        raise InvalidArgument("mode='float' runs the paper's plan (method='paper'): its matching needs no residue test")
+    if not floating and not oracle.exact:
         raise InvalidArgument(
-            "learn_multi_head is exact and needs an exact oracle with mode='certified' or 'symbolic'; "
-            "for a float oracle use learn_multi_head_float"
+            f"mode={mode!r} is exact and needs an exact oracle; use mode='float' for a float oracle"
         )
     if seed is None:
         seed = secrets.randbits(63)
@@ -443,8 +446,10 @@ def learn_multi_head(
         raise InvalidArgument(f"seed: expected an integer in [0, 2^64) or None, got {seed!r}")
     spec = SPEC if method == "paper" else FAST_SPEC
     count = paper_query_count(d, H) if method == "paper" else fast_query_count(d, H)
-    run = Run(spec, oracle, mode=mode, prec=prec, max_prec=max_prec, queries=count, certify=certify,
-              checks=checks, check_seed=check_seed)
+    run = Run(spec, oracle, mode="float" if floating else mode, prec=prec, max_prec=max_prec, queries=count,
+              certify=certify, checks=checks, check_seed=check_seed)
+    if floating:
+        return _learn_float(run, d, H, seed)
     equals = symbolic_equals if run.arith.name == "symbolic" else certified_equals
     with run:
         blocks = _OracleBlocks(run, H, equals, prec, max_prec)
@@ -467,6 +472,31 @@ def learn_multi_head(
             "block_precision": blocks.bits,
         }
         return run.finish(model, conditions=conditions, details=details)
+
+
+def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
+    """The paper's plan on float answers (:mod:`exact.learn.multi_head_float`)."""
+    with run:
+        blocks = FloatBlocks(run.ask, run.oracle.error_bound, H)
+        found, worst, counts = float_plan(blocks, d, seed, Probes.draw)
+        model = canonical_form(found)
+        details = {
+            "canonical_heads": model.H,
+            "heads_bound": H,
+            "method": "paper",
+            "paper_count": paper_query_count(d, H),
+            "fast_count": fast_query_count(d, H),
+            "lower_bound": lower_bound(d, H),
+            "blocks": blocks.blocks,
+            "links": counts["links"],
+            "cross_links": counts["cross_links"],
+            "fallback_groups": 0,
+            "redraws": 0,
+            "seed": seed,
+            "condition": blocks.condition,
+            "monomial_condition": blocks.monomial_condition,
+        }
+        return run.finish(model, details=details, error_estimate=worst)
 
 
 def _rederive(model, conditions, method: str) -> list | str:
@@ -531,7 +561,7 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         name=name,
         summary=summary,
         model_kind="multi-head",
-        modes=("certified", "symbolic"),
+        modes=("certified", "symbolic", "float") if method == "paper" else ("certified", "symbolic"),
         learn=lambda oracle, **options: learn_multi_head(oracle, method=method, **options),
         query_count=lambda d, heads=1, **conditions: count(d, heads),
         count_formula=formula,
