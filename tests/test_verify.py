@@ -48,9 +48,9 @@ def test_claims_without_counts_show_a_dash_and_ignore_the_count():
 def test_claims_selection():
     names = [c.name for c in claims(("5.1",), quick=True)]
     assert names and all(n.startswith("Thm 5.1") for n in names)
-    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, transformer, got 9.9"):
+    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, transformer, got 9.9"):
         claims(("9.9",))
-    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "transformer")
+    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer")
     names = [c.name for c in claims(("transformer",), quick=True)]
     assert any(n.startswith("FFN: exact") for n in names) and any(n.startswith("Transformer lemma") for n in names)
     noisy = [c.name for c in claims(("6.1",), quick=True)]

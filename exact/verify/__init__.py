@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..errors import InvalidArgument
 from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims, table_footer, table_header, table_row
+from .kkg import kkg_claims
 from .low_rank import low_rank_claims
 from .multihead import multihead_claims
 from .noisy import noisy_claims
@@ -29,11 +30,12 @@ __all__ = [
     "single_head_claims",
     "low_rank_claims",
     "multihead_claims",
+    "kkg_claims",
     "noisy_claims",
     "transformer_claims",
 ]
 
-THEOREMS = ("4.1", "5.1", "6.1", "7.1", "transformer")
+THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer")
 
 
 def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
@@ -51,6 +53,8 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[C
         out += noisy_claims(quick=quick)
     if "7.1" in theorems:
         out += multihead_claims(quick=quick)
+    if "kkg" in theorems:
+        out += kkg_claims(quick=quick)
     if "transformer" in theorems:
         out += transformer_claims(quick=quick)
     return out
