@@ -90,3 +90,20 @@ def test_ffn_benchmark_prints_runs_summaries_and_transformer_rows():
     assert all(r["queries"] <= r["bound"] and r["units_seen"] == r["identifiable"] for r in runs)
     (t,) = [r for r in rows if r["row"] == "transformer"]
     assert t["W_exact"] and t["ffn_exact"] and t["count_holds"]
+
+
+def test_multihead_benchmark_prints_runs_ratios_and_the_median():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "multihead.py"), "--dims", "2", "3", "--heads", "2", "--seeds", "1",
+         "--no-speed"],
+        capture_output=True, text=True, check=True, timeout=600,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    runs = [r for r in rows if r["row"] == "run"]
+    assert len(runs) == 4 and all(r["exact"] for r in runs)
+    for r in runs:
+        assert r["queries"] == (r["paper_count"] if r["method"] == "paper" else r["fast_count"])
+        assert r["max_length"] == 5 and r["lower_bound"] == 2 * (r["d"] ** 2 + r["d"])
+    assert [(r["d"], r["H"]) for r in rows if r["row"] == "ratio"] == [(2, 2), (3, 2)]
+    (median,) = [r for r in rows if r["row"] == "median"]
+    assert median["instances"] == 2 and median["met"] == (median["fast_over_paper_queries"] <= 0.6)
