@@ -140,7 +140,12 @@ def kkg_claims(*, quick: bool = False) -> list[Claim]:
         Instance("H=4 d=1 separated scores", (_spread(4, 1), 4, "estimate")),
         Instance("H=6 d=1 separated scores (float64 cannot resolve them)", (_spread(6, 1), 6, "refuse")),
     )
+    from proofs import prove_token_copy
+
+    lemma = (Instance("token-copy identity, symbolic k, H = 1, 2, 3", prove_token_copy),)
     return [
+        Claim("KKG26 lemma: the token-copy identity (symbolic proof)", lemma,
+              lambda inst: (inst.model().verified, True, "proved for symbolic k"), counts=False),
         Claim("KKG26: canonical form exactly, 4Hd² − 2H + 1 queries of length <= 2H + 1", paper, _paper_check),
         Claim("KKG26: symbolic mode (sympy confirms every block)", symbolic, _symbolic_check),
         Claim("KKG26 (beyond): fast plan exact at its count, links only for shared v", fast, _fast_check),
