@@ -486,6 +486,8 @@ def _cmd_learn(args) -> int:
     same = _same(result, model)
     measured = _measured_errors(result.model, model) if result.error_bound is not None else None
     within = measured is None or _within_bound(measured, result.error_bound)
+    if model.kind == "multi-head" and not result.exact:  # float mode: the estimate must hold
+        within = _multi_head_float_error(result.model, model) <= result.error_estimate
     ok = (same or not result.exact) and (report is None or report.holds) and within
     if args.json:
         out = result_to_json(result)
@@ -499,12 +501,12 @@ def _cmd_learn(args) -> int:
         if model.kind in ("ffn", "transformer"):
             out.update(_ffn_json(result, model))
         if model.kind == "multi-head":
-            out.update(_multi_head_json(result))
+            out.update(_multi_head_json(result, model))
         print(json.dumps(out, indent=1))
     elif model.kind in ("ffn", "transformer"):
         _print_ffn_result(result, model, report, same)
     elif model.kind == "multi-head":
-        _print_multi_head(result, spec, report, same)
+        _print_multi_head(result, model, report, same)
     else:
         _print_result(result, model, spec, report, same, measured)
     return 0 if ok else EXIT_FAIL
@@ -551,10 +553,24 @@ def _ffn_json(result, model) -> dict:
     return out
 
 
-def _multi_head_json(result) -> dict:
-    """The canonical heads and the counts of a multi-head result."""
+def _multi_head_float_error(learned, model) -> float:
+    """The largest entry error of a float result against the model's canonical form: each true
+    head against its nearest learned head (inf when the head counts differ)."""
+    truth = canonical_form(model)
+    if learned.H != truth.H:
+        return float("inf")
+    worst = 0.0
+    for h in truth.heads:
+        W, v = h.to_numpy()
+        worst = max(worst, min(max(float(np.max(np.abs(g.to_numpy()[0] - W), initial=0.0)),
+                                   float(np.max(np.abs(g.to_numpy()[1] - v), initial=0.0))) for g in learned.heads))
+    return worst
+
+
+def _multi_head_json(result, model) -> dict:
+    """The canonical heads and the counts of a multi-head result (and a float result's errors)."""
     d = result.details
-    return {
+    out = {
         "canonical_heads": result.model.to_json()["heads"],
         "canonical_count": result.model.H,
         "queries": result.queries,
@@ -563,9 +579,14 @@ def _multi_head_json(result) -> dict:
         "fast_count": d.get("fast_count"),
         "lower_bound": d.get("lower_bound"),
     }
+    if not result.exact:
+        err = _multi_head_float_error(result.model, model)
+        out.update(measured_error=err if err != float("inf") else "Infinity", within_estimate=err <= result.error_estimate,
+                   condition=d.get("condition"), monomial_condition=d.get("monomial_condition"))
+    return out
 
 
-def _print_multi_head(result, spec, report, same: bool) -> None:
+def _print_multi_head(result, model, report, same: bool) -> None:
     d = result.details
     H = d.get("heads_bound")
     print(f"mode        {result.mode}")
@@ -579,16 +600,24 @@ def _print_multi_head(result, spec, report, same: bool) -> None:
               "reproduced")
     else:
         print(f"checks      none (--checks 0): the result holds {', '.join(result.assumptions)}")
-    verdict = "yes: equal to the model's canonical form" if same else "NO: differs from the model's canonical form"
-    print(f"exact       {verdict}" + (f" ({', '.join(result.assumptions)})" if result.assumptions else ""))
+    fmt = format_rational if result.exact else (lambda x: f"{float(x):.17g}")
+    if result.exact:
+        verdict = "yes: equal to the model's canonical form" if same else "NO: differs from the model's canonical form"
+        print(f"exact       {verdict}" + (f" ({', '.join(result.assumptions)})" if result.assumptions else ""))
+    else:
+        err = _multi_head_float_error(result.model, model)
+        print(f"error       estimated <= {result.error_estimate:.3g} per entry; measured {err:.3g} against the "
+              f"model file's canonical form ({'within' if err <= result.error_estimate else 'NOT within'} the estimate)")
+        print(f"condition   {d.get('condition', 0):.3g} (the block fits' intrinsic sensitivity); the monomial "
+              f"scheme's matrix: {d.get('monomial_condition', 0):.3g}")
     if report is not None:
         print(f"certificate {report.message}")
     print(f"seconds     {result.seconds['total']:.3f}")
     print(f"canonical   {result.model.H} head(s) (equal W merged, zero v dropped)")
     for i, h in enumerate(result.model.heads):
-        print(f"head {i + 1}: v = [" + ", ".join(format_rational(x) for x in h.v) + "]")
+        print(f"head {i + 1}: v = [" + ", ".join(fmt(x) for x in h.v) + "]")
         for row in h.W:
-            print("  W [" + ", ".join(format_rational(x) for x in row) + "]")
+            print("  W [" + ", ".join(fmt(x) for x in row) + "]")
 
 
 def _print_ffn_result(result, model, report, same: bool) -> None:

@@ -339,3 +339,20 @@ def test_float_mode_runs_the_paper_plan_only():
         learn_multi_head(FloatOracle(MultiHead.random(2, 2, seed=0)), heads=2, method="fast")
     with pytest.raises(InvalidArgument, match="exact oracle"):
         learn_multi_head(FloatOracle(MultiHead.random(2, 2, seed=0)), heads=2, mode="certified")
+
+
+def test_cli_modes_reach_the_learner(tmp_path, capsys):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(MultiHead.random(2, 2, seed=3).to_json()))
+    assert main(["learn", "multi-head", "--model", str(path), "--mode", "symbolic", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "symbolic" and out["equals_model"]
+    assert main(["learn", "multi-head", "--model", str(path), "--oracle", "float", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["mode"] == "float" and not out["exact"] and out["within_estimate"]
+    assert out["measured_error"] <= out["error_estimate"] and out["condition"] > 1
+    cert = tmp_path / "c.json"
+    assert main(["learn", "multi-head", "--model", str(path), "--method", "fast", "--certificate", str(cert),
+                 "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["certify", str(cert), "--quiet"]) == 0

@@ -54,6 +54,7 @@ arXiv 2608.03294 (2026).
 
 from __future__ import annotations
 
+import functools
 import random
 import secrets
 from dataclasses import dataclass
@@ -562,7 +563,7 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         summary=summary,
         model_kind="multi-head",
         modes=("certified", "symbolic", "float") if method == "paper" else ("certified", "symbolic"),
-        learn=lambda oracle, **options: learn_multi_head(oracle, method=method, **options),
+        learn=functools.partial(learn_multi_head, method=method),
         query_count=lambda d, heads=1, **conditions: count(d, heads),
         count_formula=formula,
         conditions={"heads": registry.int_at_least(1), "probe_seed": _seed_ok},
