@@ -185,7 +185,9 @@ def test_bad_options_are_clear_errors():
     with pytest.raises(InvalidArgument, match="seed"):
         learn_multi_head(oracle, heads=2, seed=-1)
     with pytest.raises(InvalidArgument, match="mode"):
-        learn_multi_head(oracle, heads=2, mode="float")
+        learn_multi_head(oracle, heads=2, mode="exactish")
+    with pytest.raises(InvalidArgument, match="paper"):
+        learn_multi_head(oracle, heads=2, mode="float", method="fast")
     assert oracle.count == 0
     small = ExactOracle(MultiHead.random(2, 2, seed=0), budget=10)
     with pytest.raises(QueryBudgetExceeded):
