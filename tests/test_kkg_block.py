@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from exact import ExactOracle, MultiHead
-from exact.errors import OracleInconsistent
+from exact.errors import OracleInconsistent, PrecisionInsufficient
 from exact.learn.kkg_block import block_sequences, identify_block
 
 
@@ -50,4 +50,16 @@ def test_more_heads_than_the_bound_is_refused_not_misfit():
     u, q = [1, 0, -1], [0, 1, 1]
     answers = ExactOracle(model).query_batch(block_sequences(u, q, range(3)))
     with pytest.raises(OracleInconsistent, match="more than 1 canonical heads"):
+        identify_block(list(enumerate(answers)), 1, max_prec=1024)
+    # below CONCLUSIVE_PREC a failure says precision may be the cause, never blames the oracle
+    with pytest.raises(PrecisionInsufficient, match="raise max_prec"):
         identify_block(list(enumerate(answers)), 1, max_prec=256)
+
+
+def test_unconverged_poles_are_a_precision_failure_not_an_inconsistent_oracle():
+    model = MultiHead([([[3000, 0], [0, 1]], [1, 2]), ([[1, 1], [0, 1]], [1, -1])])  # scores near −2600
+    u, q = [1, 0], [Fraction(-7, 8), Fraction(1, 3)]
+    answers = ExactOracle(model).query_batch(block_sequences(u, q, range(5)))
+    with pytest.raises(PrecisionInsufficient, match="not resolved"):
+        identify_block(list(enumerate(answers)), 2, max_prec=8192)
+

@@ -60,6 +60,15 @@ __all__ = [
 #: The largest working precision (bits) a block is fitted at before it is declared inconsistent.
 MAX_BLOCK_PREC = 1 << 14
 
+#: Below this largest precision a failed block is reported as a precision failure, never as an
+#: inconsistent oracle: the probes' entries have 2^24 denominators, so a block's scores and
+#: values need a few hundred bits before the simplest rationals in their balls can be right.
+CONCLUSIVE_PREC = 1024
+
+#: A candidate that fails its exact confirmation refutes the block only when every ball of its fit
+#: is narrower than 2^-CONCLUSIVE_BITS (else the failure is reported as one of precision).
+CONCLUSIVE_BITS = 256
+
 
 @dataclass(frozen=True)
 class BlockFit:
@@ -181,12 +190,20 @@ def _system(samples: list, h: int, A, prec: int):
     return x[: h + 1], [arb(1)] + x[h + 1 :]
 
 
+#: What :func:`_balls` returns for a fit whose poles are proved not to be negative reals.
+REFUTED = "refuted"
+
+#: What :func:`_balls` returns when the interpolation system is not certified nonsingular (a
+#: type larger than the number of poles).
+SINGULAR = "singular"
+
+
 def _balls(samples: list, h: int, A, prec: int):
     """Balls for ``A`` and the ``(s_h, c_h)`` of a type-(h, h) fit, or ``None`` if not resolved."""
     try:
         got = _system(samples, h, A, prec)
     except (ZeroDivisionError, ValueError):  # singular at this precision (fewer heads than h)
-        return None
+        return SINGULAR
     if got is None:
         return None
     N, D = got
@@ -206,8 +223,10 @@ def _balls(samples: list, h: int, A, prec: int):
         Np = acb_poly(N)
         heads = []
         for z in roots:
-            if not z.imag.contains(0) or not z.real < 0:
-                return None  # not (yet) a negative real pole
+            if not z.imag.contains(0) or z.real >= 0:
+                return REFUTED  # a pole proved not negative real: no sum of softmax heads has it
+            if not z.real < 0:
+                return None  # not yet resolved as a negative real pole
             r = -1 / z.real
             c = -(r * Np(z).real) / dD(z).real
             heads.append((r.log(), c))
@@ -249,7 +268,7 @@ class _Part:
 
     def ball(self):
         got = self.fit.balls()
-        if got is None:
+        if got is None or got is REFUTED or got is SINGULAR:
             return None
         A_ball, heads = got
         if len(heads) != self.fit.h:
@@ -310,24 +329,41 @@ def identify_block(
         raise ValueError(f"samples: expected at least {need} at distinct k, got {len(samples)}")
     A = None if A is None else Fraction(A)
     p = prec
+    resolved = False  # whether the largest nonsingular type was resolved at the last precision tried
     while p <= max_prec:
+        largest = None
         for h in range(H, -1, -1):  # fewer canonical heads than H make the larger systems singular
             fit = _try(samples, h, A, p, equals)
-            if fit is not None:
+            if isinstance(fit, BlockFit):
                 return fit
+            if largest is None and fit != "singular":
+                largest = fit
+        resolved = largest == "resolved"
         p *= 2
+    if not resolved or max_prec < CONCLUSIVE_PREC:
+        raise PrecisionInsufficient(
+            f"a block of at most {H} heads is not resolved at {max_prec} bits (raise max_prec), or the model has "
+            f"more than {H} canonical heads (raise heads= or max_heads=)"
+        )
     raise OracleInconsistent(
-        f"no sum of at most {H} softmax heads reproduces this block's {len(samples)} values (up to {max_prec} "
-        f"bits): the model has more than {H} canonical heads (raise heads= or max_heads=), or is not a sum "
-        "of softmax heads"
+        f"no sum of at most {H} softmax heads with rational scores and values resolved at {max_prec} bits "
+        f"reproduces this block's {len(samples)} values: the model has more than {H} canonical heads (raise heads= "
+        "or max_heads=), or is not a sum of softmax heads (or its parameters need more than max_prec bits)"
     )
 
 
-def _try(samples, h: int, A, prec: int, equals) -> BlockFit | None:
-    """The type-(h, h) fit at ``prec`` bits, confirmed exactly, or ``None``."""
+def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
+    """The type-(h, h) fit at ``prec`` bits, confirmed exactly; else ``"resolved"`` (its poles and
+    residues were resolved, or proved not negative reals, but no candidate reproduced the
+    samples), ``"singular"`` (the system is not certified nonsingular) or ``"unresolved"``."""
     fit = _Fit(samples, h, A, prec, prec)  # one precision per attempt: the caller raises it
-    if fit.balls() is None or len(fit.balls()[1]) != h:
-        return None
+    got = fit.balls()
+    if got is REFUTED:
+        return "resolved"
+    if got is SINGULAR:
+        return "singular"
+    if got is None or len(got[1]) != h:
+        return "unresolved"
     parts = [_Part(fit, 0, "A")] + [_Part(fit, 1 + i, f"{'sc'[i % 2]}_{i // 2}") for i in range(2 * h)]
     result: list = []
 
@@ -352,8 +388,15 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | None:
     try:
         identify(parts, confirm=confirm, guesses=guesses)
     except PrecisionInsufficient:
-        return None
-    return result[0] if result else None
+        pass
+    if result:
+        return result[0]
+    # a mismatch proves something only when every ball was narrow: then the simplest rational in
+    # each is the quantity itself whenever its height is below about 2^(CONCLUSIVE_BITS/2)
+    A_ball, heads = got
+    balls = ([A_ball] if A is None else []) + [b for pair in heads for b in pair]
+    narrow = all(b.rad() < arb(2) ** -CONCLUSIVE_BITS for b in balls)
+    return "resolved" if narrow else "unresolved"
 
 
 def _may_equal(answer, A, heads, k: int, prec: int) -> bool:

@@ -167,6 +167,13 @@ def fit_block_float(ks, ys, errs, H: int) -> FloatFit:
         es, ec = est[1 : 1 + h][order], est[1 + h :][order]
         if h and np.any(np.abs(c) <= ec):  # a residue not resolved from zero: a smaller type is no worse
             continue
+        _check_resolved(theta, est, ks, ys, errs, h, s, c, es, ec)
+        if h < H and _more_heads_fit(ks, ys, errs, h + 1, tol):
+            raise PrecisionInsufficient(
+                f"float mode: a block's answers fit {h} heads and also {h + 1} heads with every residue nonzero "
+                "within their errors: float answers cannot tell how many heads there are; use the certified mode "
+                "on an exact oracle"
+            )
         return FloatFit(
             float(theta[0]), tuple(map(float, s)), tuple(map(float, c)), float(est[0]), tuple(map(float, es)),
             tuple(map(float, ec)), float(np.linalg.cond(J)), monomial_condition(ks, ys, h),
@@ -178,6 +185,65 @@ def fit_block_float(ks, ys, errs, H: int) -> FloatFit:
         f"({tol:.2g}){found}: float64 answers do not resolve these poles (or the model has more heads); use the "
         "certified mode on an exact oracle"
     )
+
+
+#: A block is decoded only when its poles and residues are resolved this many times over their
+#: estimates: the estimate is first order, and it is trusted only far from where heads merge.
+RESOLUTION = 10
+
+#: Perturbed refits that test the first-order estimate (seeded, so a run is reproducible).
+_TRIALS = 4
+
+
+#: The largest condition number at which the first-order estimate is computed reliably in
+#: float64 (its own rounding, about cond·2^-52, stays below 10^-4).
+MAX_CONDITION = 1e12
+
+
+def _more_heads_fit(ks, ys, errs, h: int, tol: float) -> bool:
+    """Whether a fit with h poles, every residue resolved from zero, also reproduces the samples."""
+    theta = _barycentric(ks, ys, h)
+    if theta is None:
+        return False
+    theta = _polish(theta, ks, ys, h)
+    with np.errstate(all="ignore"):
+        res = _model(theta, ks, h) - ys
+        J = _jacobian(theta, ks, h)
+    if not (np.all(np.isfinite(res)) and np.all(np.isfinite(J))) or np.max(np.abs(res)) > tol:
+        return False
+    est = np.abs(np.linalg.pinv(J)) @ (np.abs(res) + errs)
+    return bool(np.all(np.abs(theta[1 + h :]) > est[1 + h :]) and np.all(np.isfinite(est)))
+
+
+def _check_resolved(theta, est, ks, ys, errs, h, s, c, es, ec) -> None:
+    """Refuse a fit whose heads are not resolved far beyond their estimates, or whose estimate
+    the answers' own errors can break (refits from answers moved within their errors)."""
+    if not h:
+        return
+    condition = float(np.linalg.cond(_jacobian(theta, ks, h)))
+    if not condition <= MAX_CONDITION:
+        raise PrecisionInsufficient(
+            f"float mode: a block's condition number is {condition:.2g}, above {MAX_CONDITION:.0e}: float64 "
+            "answers cannot resolve its poles and residues (nor estimate their error); use the certified mode on "
+            "an exact oracle"
+        )
+    gaps = np.diff(s)
+    if (np.any(RESOLUTION * ec >= np.abs(c)) or np.any(RESOLUTION * (es[1:] + es[:-1]) >= gaps)
+            or np.any(RESOLUTION * es >= 1)):
+        raise PrecisionInsufficient(
+            f"float mode: a block's {h} poles are not resolved {RESOLUTION}x beyond their error estimates "
+            f"(condition number {np.linalg.cond(_jacobian(theta, ks, h)):.2g}): float answers cannot tell these "
+            "heads apart; use the certified mode on an exact oracle"
+        )
+    rng = np.random.default_rng(len(ks) * 1000 + h)
+    for _ in range(_TRIALS):
+        moved = ys + errs * rng.choice((-1.0, 1.0), size=len(ys))
+        other = _polish(theta.copy(), ks, moved, h)
+        if np.any(np.abs(other - theta) > est):
+            raise PrecisionInsufficient(
+                "float mode: answers moved within their errors move a block's poles beyond the first-order "
+                "estimate (the fit is too nonlinear at this precision); use the certified mode on an exact oracle"
+            )
 
 
 # -- the plan in floats --------------------------------------------------------------------------
@@ -235,7 +301,9 @@ class FloatBlocks:
         tq = {i: Fraction(x) for i, x in enumerate(q) if x}
         answers = self.ask([Sequence.sparse(len(q), [tu] * k + [tq]) for k in ks])
         ys = [float(a) for a in answers]
-        es = [float(self.error_of(a)) for a in answers]
+        # the answer's declared error, plus the rounding of its conversion to float64 (an exact
+        # answer declares none, but float(a) is rounded)
+        es = [float(self.error_of(a)) + abs(y) * _EPS for a, y in zip(answers, ys)]
         if y0 is not None:
             ks, ys, es = [0] + ks, [y0[0]] + ys, [y0[1]] + es
         fit = fit_block_float(ks, ys, es, self.H)
