@@ -435,6 +435,8 @@ def _cmd_learn(args) -> int:
             raise InvalidArgument("--heads/--max-heads: give one (both bound the canonical heads)")
         if "heads" not in kwargs and "max_heads" not in kwargs:
             kwargs["heads"] = max(model.H, 1)  # the model file's H: what its owner knows
+            if not args.quiet:
+                print(f"(--heads {kwargs['heads']}: the number of heads in {args.model})", file=sys.stderr)
     for s in args.specs.values():  # options given for another method are an error, not silently ignored
         for opt in s.options:
             if s is not spec and getattr(args, opt.name, None) is not None and all(o.name != opt.name for o in spec.options):
@@ -592,8 +594,12 @@ def _print_multi_head(result, model, report, same: bool) -> None:
     print(f"mode        {result.mode}")
     print(f"queries     {result.queries}, longest sequence {result.max_length} (paper 4Hd² − 2H + 1 = {d.get('paper_count')}, "
           f"fast on generic instances {d.get('fast_count')}, parameters H(d² + d) = {d.get('lower_bound')}; H = {H})")
-    print(f"blocks      {d.get('blocks')} ({d.get('links')} in-group links, {d.get('cross_links')} cross links, "
-          f"{d.get('fallback_groups')} groups fell back to links, {d.get('redraws')} probe redraws; seed {d.get('seed')})")
+    def n(count, word):
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
+    print(f"blocks      {d.get('blocks')} ({n(d.get('links'), 'in-group link')}, {n(d.get('cross_links'), 'cross link')}, "
+          f"{n(d.get('fallback_groups'), 'group')} fell back to links, {n(d.get('redraws'), 'probe redraw')}; "
+          f"seed {d.get('seed')})")
     if result.verification_queries:
         lengths = result.details.get("checks", {}).get("lengths", [])
         print(f"checks      {result.verification_queries} verification queries (lengths {', '.join(map(str, lengths))}), "

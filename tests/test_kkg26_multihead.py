@@ -207,8 +207,9 @@ def test_the_certificate_rebuilds_the_probes_from_the_seed_and_refuses_a_changed
     assert cert.check().holds and cert.conditions == {"heads": 2, "probe_seed": 11}
     for conditions, reason in (
         ({"heads": 2, "probe_seed": 12}, "probe set"),
-        ({"heads": 3, "probe_seed": 11}, "probe set"),
+        ({"heads": 3, "probe_seed": 11}, "asks more than the transcript's"),
         ({"heads": 2}, "probe seed"),
+        ({"heads": 65, "probe_seed": 11}, "not a valid value"),  # never re-derives a plan past the bound
     ):
         forged = make_certificate(result.model, cert.transcript, learner=cert.learner, conditions=conditions,
                                   checks=cert.checks, check_seed=cert.check_seed, assumptions=cert.assumptions)
@@ -223,6 +224,26 @@ def test_the_plan_on_a_known_model_asks_exactly_what_the_learner_asked():
     heads = _plan(blocks, 3, 2, "paper", Probes.draw(3, random.Random(5)), _Stats())
     assert MultiHead(heads, d=3) == result.model or canonical_form(MultiHead(heads, d=3)) == result.model
     assert [q.X for q in result.certificate.transcript] == blocks.sequences
+
+
+def test_a_model_that_does_not_replay_is_refused_with_the_reason():
+    """A model built against the probe seed can hide from every block; the replay catches what it shows."""
+    from exact.learn import multi_head as mh
+
+    model = MultiHead.random(2, 2, seed=1)
+    original = mh._plan
+
+    def wrong_plan(*args, **kwargs):  # a decoding that is off by one head's value
+        heads = original(*args, **kwargs)
+        W, v = heads[0]
+        return [(W, tuple(x + 1 for x in v))] + heads[1:]
+
+    mh._plan = wrong_plan
+    try:
+        with pytest.raises(OracleInconsistent, match="not generic for this model"):
+            learn_multi_head(ExactOracle(model), heads=2, seed=0, checks=0)
+    finally:
+        mh._plan = original
 
 
 def test_degenerate_probes_are_redrawn_and_reported():
@@ -358,3 +379,32 @@ def test_cli_modes_reach_the_learner(tmp_path, capsys):
                  "--quiet"]) == 0
     capsys.readouterr()
     assert main(["certify", str(cert), "--quiet"]) == 0
+
+
+def test_float_results_hold_their_estimate_or_are_refused():
+    """Exact and float oracles, small shapes: every float result is within its estimate (or refused)."""
+    from exact.errors import PrecisionInsufficient
+    from exact.oracles import FloatOracle
+
+    held = refused = 0
+    for d, H, seed in [(1, 2, 3), (1, 3, 3), (1, 3, 103), (2, 2, 1), (2, 3, 2), (3, 2, 0)]:
+        model = MultiHead.random(d, H, seed=seed)
+        for oracle in (ExactOracle(model), FloatOracle(model)):
+            try:
+                result = learn_multi_head(oracle, heads=H, seed=seed, mode="float")
+            except PrecisionInsufficient:
+                refused += 1
+                continue
+            assert result.model.H == canonical_form(model).H
+            assert _float_error(result.model, model) <= result.error_estimate
+            held += 1
+    assert held >= 6 and refused >= 2  # (1, 3, ·) has block condition numbers near 10^15: refused
+
+
+def test_float_mode_states_that_unresolved_heads_come_back_merged():
+    from exact.learn.multi_head import FLOAT_RESOLUTION
+    from exact.oracles import FloatOracle
+
+    close = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**6)], [0, 1]], [1, 2])])
+    result = learn_multi_head(FloatOracle(close), heads=2, seed=1)
+    assert result.model.H == 1 and FLOAT_RESOLUTION in result.assumptions  # merged, and said so

@@ -41,10 +41,14 @@ instances this is ``(2H+1) + 2H(d−1) + (2H−1)(d−1) + (2H−1)d(d−1)`` qu
 
 **Exactness.**  Every block is confirmed exactly against its answers, and two type-(H, H)
 rational functions that agree on 2H + 1 values are equal, so every model of at most H
-heads that gives these answers has these pairs.  The probes' genericity (no merged
-scores, no vanished values, unambiguous links) is checked on the pairs themselves; a
-degenerate draw is redrawn (and reported), never decoded.  The result is replayed
-against the whole transcript and verified with fresh random queries (the driver).
+heads that gives these answers has these pairs.  The matching assumes the probes are
+generic for the model: no two heads share a score in a block, no value vanishes, no link
+is ambiguous.  That holds with probability 1 for a seed drawn independently of the model;
+what the pairs *show* of a degenerate draw (blocks with different numbers of poles, an
+ambiguous or missing match) is detected and redrawn (and reported), but a model built
+against a known seed can hide a head from every block.  So the result is replayed
+against the whole transcript, verified with fresh random queries (the driver), and states
+the assumption when those are switched off.
 
 References
 ----------
@@ -54,6 +58,7 @@ arXiv 2608.03294 (2026).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import random
 import secrets
@@ -90,6 +95,9 @@ PROBE_BITS = 24
 
 #: Redraws of degenerate probes before the learner gives up.
 MAX_REDRAWS = 3
+
+#: The largest head bound (a block fits a rational function of type (H, H) in ball arithmetic).
+MAX_HEADS = 64
 
 
 def paper_query_count(d: int, H: int) -> int:
@@ -179,16 +187,24 @@ class _OracleBlocks:
         return fit, y0
 
 
-class _ModelBlocks:
-    """Blocks answered by a known model (certificate checking): the sequences are recorded."""
+class _TooLong(Exception):
+    """The plan asks more sequences than the transcript holds."""
 
-    def __init__(self, model):
+
+class _ModelBlocks:
+    """Blocks answered by a known model (certificate checking): the sequences are recorded, and
+    the plan stops as soon as it asks more than ``limit`` of them."""
+
+    def __init__(self, model, limit: int | None = None):
         self.model = model
+        self.limit = limit
         self.sequences: list = []
         self.blocks = 0
 
     def block(self, u, q, ks, *, extra=(), A=None) -> tuple[BlockFit, object]:
         ks = list(ks)
+        if self.limit is not None and len(self.sequences) + len(ks) > self.limit:
+            raise _TooLong
         self.sequences += block_sequences(u, q, ks)
         self.blocks += 1
         fit = model_block(self.model, u, q)
@@ -337,8 +353,8 @@ def _bound(d: int, heads, max_heads) -> int:
     name = "heads" if heads is not None else "max_heads"
     if not isinstance(H, int) or isinstance(H, bool) or H < 1:
         raise InvalidArgument(f"{name}: expected an integer >= 1, got {H!r}")
-    if H > 64:
-        raise InvalidArgument(f"{name}: at most 64 heads (blocks of length 2H + 1 = {2 * H + 1} fit rational "
+    if H > MAX_HEADS:
+        raise InvalidArgument(f"{name}: at most {MAX_HEADS} heads (blocks of length 2H + 1 fit rational "
                               f"functions of type (H, H)), got {H}")
     return H
 
@@ -456,6 +472,14 @@ def learn_multi_head(
         blocks = _OracleBlocks(run, H, equals, prec, max_prec)
         found, stats = _run_plan(blocks, d, H, method, seed)
         model = canonical_form(MultiHead(found, d=d))
+        if certify:
+            bad = run.replay(model, run.transcript)
+            if bad:
+                raise OracleInconsistent(
+                    f"the decoded model does not reproduce {len(bad)} of the {len(run.transcript)} answers (first "
+                    f"#{bad[0]}): the probes were not generic for this model (was it built against the probe "
+                    f"seed?), or the oracle is not a sum of at most {H} softmax heads"
+                )
         conditions = {"heads": H, "probe_seed": seed}
         details = {
             "canonical_heads": model.H,
@@ -497,11 +521,18 @@ def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
             "condition": blocks.condition,
             "monomial_condition": blocks.monomial_condition,
         }
-        return run.finish(model, details=details, error_estimate=worst)
+        result = run.finish(model, details=details, error_estimate=worst)
+    return dataclasses.replace(result, assumptions=result.assumptions + (FLOAT_RESOLUTION,))
 
 
-def _rederive(model, conditions, method: str) -> list | str:
-    """The sequences the learner asks of ``model`` with the recorded bound and seed, or why not."""
+#: What a float result's head count rests on: heads whose scores differ by less than float
+#: answers resolve are indistinguishable from one head, so they come back merged.
+FLOAT_RESOLUTION = "heads the float answers resolve apart (closer heads come back merged)"
+
+
+def _rederive(model, conditions, method: str, limit: int | None = None) -> list | str:
+    """The sequences the learner asks of ``model`` with the recorded bound and seed, or why not
+    (re-deriving stops past ``limit`` sequences: a longer plan cannot be the transcript's)."""
     H, seed = conditions.get("heads"), conditions.get("probe_seed")
     if H is None or seed is None:
         return "a multi-head certificate must record its head bound and probe seed (conditions heads, probe_seed)"
@@ -511,17 +542,19 @@ def _rederive(model, conditions, method: str) -> list | str:
         return "the certified model is not in canonical form"
     if model.H > H:
         return f"the model has {model.H} canonical heads, above the bound H = {H}"
-    blocks = _ModelBlocks(model)
+    blocks = _ModelBlocks(model, limit)
     try:
         _run_plan(blocks, model.d, H, method, seed)
     except OracleInconsistent as e:
         return f"the learner's plan does not decode this model: {e}"
+    except _TooLong:
+        return f"the {method} plan for this model, head bound and probe seed asks more than the transcript's {limit} queries"
     return blocks.sequences
 
 
 def _checker(method: str):
     def check(model, transcript, conditions) -> str | None:
-        seqs = _rederive(model, conditions, method)
+        seqs = _rederive(model, conditions, method, limit=len(transcript))
         if isinstance(seqs, str):
             return seqs
         if [q.X for q in transcript] != seqs:
@@ -566,7 +599,7 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         learn=functools.partial(learn_multi_head, method=method),
         query_count=lambda d, heads=1, **conditions: count(d, heads),
         count_formula=formula,
-        conditions={"heads": registry.int_at_least(1), "probe_seed": _seed_ok},
+        conditions={"heads": lambda x: registry.int_at_least(1)(x) and x <= MAX_HEADS, "probe_seed": _seed_ok},
         check_certificate=_checker(method),
         scope=_scope,
         unchecked=_unchecked,
