@@ -923,7 +923,9 @@ _FLAGS = (
     (re.compile(r"\bmax_prec\b"), "--max-prec"),
     (re.compile(r"\bw_bound\b"), "--w-bound"),
     (re.compile(r"\bchecks=(\d+)"), r"--checks \1"),
+    (re.compile(r"\bmax_heads=(?=[\w-])"), "--max-heads "),
     (re.compile(r"\bmax_heads="), "--max-heads"),
+    (re.compile(r"\bheads=(?=[\w-])"), "--heads "),
     (re.compile(r"\bheads="), "--heads"),
 )
 

@@ -408,3 +408,24 @@ def test_float_mode_states_that_unresolved_heads_come_back_merged():
     close = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**6)], [0, 1]], [1, 2])])
     result = learn_multi_head(FloatOracle(close), heads=2, seed=1)
     assert result.model.H == 1 and FLOAT_RESOLUTION in result.assumptions  # merged, and said so
+
+
+def test_float_mode_blames_resolution_not_the_oracle_when_a_head_is_lost():
+    """Poles far outside the sampled copies can hide a head from float answers: the verification
+    queries catch the lost head, and the error names precision (the oracle is a valid sum)."""
+    from exact.errors import PrecisionInsufficient
+    from exact.oracles import FloatOracle
+
+    truth = MultiHead([([[2]], ["-3/5"]), ([[16]], ["9/5"]), ([[26]], ["6/5"])], d=1)
+    with pytest.raises(PrecisionInsufficient, match="did not resolve every head"):
+        learn_multi_head(FloatOracle(truth), heads=3, mode="float", seed=1306)
+
+
+def test_a_score_too_large_for_the_precision_is_not_blamed_on_the_oracle():
+    from exact.errors import PrecisionInsufficient
+
+    # the first block's score is about 800: its pole is not resolved below about 1160 bits
+    with pytest.raises(PrecisionInsufficient):
+        learn_multi_head(ExactOracle(MultiHead([([[2167]], [1])], d=1)), heads=1, seed=0, max_prec=512)
+    result = learn_multi_head(ExactOracle(MultiHead([([[2167]], [1])], d=1)), heads=1, seed=0)
+    assert result.exact and result.model == MultiHead([([[2167]], [1])], d=1)

@@ -366,6 +366,7 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
         return "unresolved"
     parts = [_Part(fit, 0, "A")] + [_Part(fit, 1 + i, f"{'sc'[i % 2]}_{i // 2}") for i in range(2 * h)]
     result: list = []
+    visible: list = []  # samples a candidate missed by more than the working precision can hide
 
     def confirm(values, fresh):
         a = A if A is not None else _fraction(values[0])
@@ -374,10 +375,14 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
             return list(fresh)
         for k, y in samples:  # a cheap rigorous test first: a candidate whose ball misses an answer's is out
             if not isinstance(y, Fraction) and not _may_equal(y, a, heads, k, prec):
+                visible.append(k)
                 return list(fresh)
         for k, y in samples:
             if isinstance(y, Fraction):
                 if rational_value(a, heads, k) != y and not (k and _equal_rational(a, heads, k, y)):
+                    value = rational_value(a, heads, k)
+                    if value is not None and abs(value - y) > Fraction(1, 2 ** (prec // 2)):
+                        visible.append(k)
                     return list(fresh)
             elif not equals(y, _Candidate(a, heads, k)):
                 return list(fresh)
@@ -391,12 +396,14 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
         pass
     if result:
         return result[0]
-    # a mismatch proves something only when every ball was narrow: then the simplest rational in
-    # each is the quantity itself whenever its height is below about 2^(CONCLUSIVE_BITS/2)
+    # A mismatch proves something only when every ball was narrow (then the simplest rational in
+    # each is the quantity itself whenever its height is below about 2^(CONCLUSIVE_BITS/2)) and
+    # the candidate missed a sample visibly, by more than the working precision: a miss below it
+    # is what a pole too far out to resolve at this precision looks like.
     A_ball, heads = got
     balls = ([A_ball] if A is None else []) + [b for pair in heads for b in pair]
     narrow = all(b.rad() < arb(2) ** -CONCLUSIVE_BITS for b in balls)
-    return "resolved" if narrow else "unresolved"
+    return "resolved" if narrow and visible else "unresolved"
 
 
 def _may_equal(answer, A, heads, k: int, prec: int) -> bool:

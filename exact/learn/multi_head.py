@@ -67,7 +67,7 @@ from fractions import Fraction
 
 from .. import registry
 from ..canonical import canonical_form
-from ..errors import InvalidArgument, OracleInconsistent
+from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..linalg import QMatrix
 from ..multihead import MultiHead
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
@@ -521,13 +521,24 @@ def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
             "condition": blocks.condition,
             "monomial_condition": blocks.monomial_condition,
         }
-        result = run.finish(model, details=details, error_estimate=worst)
+        try:
+            result = run.finish(model, details=details, error_estimate=worst,
+                                conditions={"heads": H, "probe_seed": seed})
+        except OracleInconsistent as e:  # in floats, most often a head the answers did not resolve
+            raise PrecisionInsufficient(
+                f"float mode: the learned model fails a verification query ({e}); the float answers did not "
+                f"resolve every head (a pole far outside the sampled range, or two close ones), or the oracle is "
+                f"not a sum of at most {H} softmax heads; use the certified mode on an exact oracle"
+            ) from None
     return dataclasses.replace(result, assumptions=result.assumptions + (FLOAT_RESOLUTION,))
 
 
-#: What a float result's head count rests on: heads whose scores differ by less than float
-#: answers resolve are indistinguishable from one head, so they come back merged.
-FLOAT_RESOLUTION = "heads the float answers resolve apart (closer heads come back merged)"
+#: What a float result's head count rests on: heads whose poles the float answers cannot tell
+#: apart (close scores, or poles far outside the sampled copies) are indistinguishable from fewer heads.
+FLOAT_RESOLUTION = (
+    "heads whose poles the float answers resolve (heads they cannot tell apart, by close scores or poles far "
+    "outside the sampled copies, come back merged or missing)"
+)
 
 
 def _rederive(model, conditions, method: str, limit: int | None = None) -> list | str:
