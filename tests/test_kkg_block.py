@@ -63,3 +63,52 @@ def test_unconverged_poles_are_a_precision_failure_not_an_inconsistent_oracle():
     with pytest.raises(PrecisionInsufficient, match="not resolved"):
         identify_block(list(enumerate(answers)), 2, max_prec=8192)
 
+
+
+def _block(model, u, q, ks):
+    return list(zip(ks, ExactOracle(model).query_batch(block_sequences(u, q, ks))))
+
+
+def test_a_known_limit_and_a_known_value_at_zero_replace_queries():
+    from exact.learn.kkg_block import model_block
+
+    model = MultiHead.random(3, 3, seed=4)
+    u, q = [Fraction(1, 3), -1, 2], [Fraction(-1, 2), 1, Fraction(1, 5)]
+    truth = model_block(model, u, q)
+    y0 = truth.A - sum((c for _, c in truth.heads), Fraction(0))
+    H = 3
+    full = identify_block(_block(model, u, q, range(2 * H + 1)), H)
+    with_A = identify_block(_block(model, u, q, range(1, 2 * H + 1)), H, A=truth.A)  # 2H samples + A
+    both = identify_block([(0, y0)] + _block(model, u, q, range(1, 2 * H)), H, A=truth.A)  # 2H − 1 + A + y0
+    assert (full.A, full.heads) == (with_A.A, with_A.heads) == (both.A, both.heads) == (truth.A, truth.heads)
+    # a wrong known value is never fitted
+    for kwargs, samples in (
+        ({"A": truth.A + Fraction(1, 10**9)}, _block(model, u, q, range(1, 2 * H + 1))),
+        ({"A": truth.A}, [(0, y0 + Fraction(1, 10**9))] + _block(model, u, q, range(1, 2 * H))),
+    ):
+        with pytest.raises((OracleInconsistent, PrecisionInsufficient)):
+            identify_block(samples, H, max_prec=2048, **kwargs)
+
+
+def test_too_few_samples_are_refused():
+    model = MultiHead.random(2, 2, seed=0)
+    with pytest.raises(ValueError, match="at least 5"):
+        identify_block(_block(model, [1, 0], [0, 1], range(4)), 2)
+    with pytest.raises(ValueError, match="distinct"):
+        identify_block(_block(model, [1, 0], [0, 1], [0, 1, 1, 2, 3]), 2)
+
+
+def test_symbolic_and_certified_confirmation_agree():
+    from exact.learn.kkg_block import _Candidate, certified_equals, model_block, symbolic_equals
+
+    model = MultiHead.random(2, 3, seed=1, duplicate_w=True)
+    u, q = [Fraction(3, 4), -1], [Fraction(1, 2), Fraction(2, 3)]
+    truth = model_block(model, u, q)
+    for k, answer in _block(model, u, q, range(5)):
+        right = _Candidate(truth.A, truth.heads, k)
+        wrong_c = _Candidate(truth.A, tuple((s, c + Fraction(1, 10**12)) for s, c in truth.heads), k)
+        wrong_s = _Candidate(truth.A, tuple((s + Fraction(1, 10**12), c) for s, c in truth.heads), k)
+        assert certified_equals(answer, right) and symbolic_equals(answer, right)
+        assert not certified_equals(answer, wrong_c) and not symbolic_equals(answer, wrong_c)
+        # at k = 0 the scores do not matter: f([q]) = A − Σ c
+        assert certified_equals(answer, wrong_s) == symbolic_equals(answer, wrong_s) == (k == 0)

@@ -43,7 +43,6 @@ from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpPoly, ExpRatio, ExpSum
 from ..identify import identify
 from ..linalg import ball_solve
-from ..numbers import simplest_in_ball
 from ..sequences import Sequence
 
 __all__ = [
@@ -422,9 +421,3 @@ def _fraction(x) -> Fraction:
         return x
     return Fraction(int(x.p), int(x.q))
 
-
-def _simplest(ball) -> Fraction:
-    """The simplest rational in a finite ball (a candidate only: the block's confirmation decides)."""
-    if not ball.is_finite():
-        raise PrecisionInsufficient("an unbounded ball")
-    return _fraction(simplest_in_ball(ball))
