@@ -205,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--quick", action="store_true", help="a smaller sweep: symbolic mode only up to d = 8, no 1e6 entries")
     v.add_argument("--max-d", type=_int_type(1, 64), default=16, help="largest d of the random sweep (1..64, default 16)")
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
+    v.add_argument("--jobs", type=_int_type(1, 256), default=1,
+                   help="run the claims' instances on a pool of this many local processes (default 1: sequential)")
     v.add_argument("--json", action="store_true", help="print one JSON row per claim instead of a table")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
@@ -874,14 +876,24 @@ def _cmd_certify(args) -> int:
 def _cmd_verify(args) -> int:
     from .verify import THEOREMS, claims, run_claims, table_footer, table_header, table_row
 
-    chosen = claims(args.theorem or THEOREMS, max_d=args.max_d, quick=args.quick)
+    chosen = claims(args.theorem or THEOREMS, max_d=args.max_d, quick=args.quick) if args.jobs == 1 else []
     if not args.json:
         print(table_header(), flush=True)
 
     def emit(report) -> None:  # each row as soon as its claim finishes, even when piped
         print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
 
-    reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
+    if args.jobs > 1:
+        from .verify.tasks import run_parallel
+
+        def step(done: int, total: int) -> None:
+            if not args.quiet and sys.stderr.isatty():
+                print(f"\r{done}/{total} instances", end="", file=sys.stderr, flush=True)
+
+        reports = run_parallel(args.theorem or THEOREMS, jobs=args.jobs, max_d=args.max_d, quick=args.quick,
+                               on_report=emit, progress=step)
+    else:
+        reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
     if not args.json:
         print(table_footer(reports))
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL

@@ -114,3 +114,23 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert "  SKIPPED Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5: cvxpy is not installed" in lines
     assert lines[-1] == "3/3 claims hold (1 skipped)"
+
+
+def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
+    import pickle
+
+    from exact.verify.tasks import Task, run_task
+
+    task = Task("kkg", 0, 0, max_d=16, quick=True)
+    assert pickle.loads(pickle.dumps(task)) == task and run_task(task).exact
+    with pytest.raises(ValueError, match="no claim"):
+        run_task(Task("kkg", 99, 0, quick=True))
+
+    def rows(argv):
+        assert cli.main(["verify", "--theorem", "kkg", "--quick", "--json", "--quiet", *argv]) == 0
+        out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+        return [(r["claim"], r["instances"], r["exact"], r["count"], r["holds"],
+                 [(o["instance"], o["exact"], o["count"]) for o in r["outcomes"]]) for r in out]
+
+    sequential = rows([])
+    assert sequential and rows(["--jobs", "2"]) == sequential  # the same rows, apart from the seconds

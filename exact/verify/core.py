@@ -95,23 +95,40 @@ class Claim:
     requires: str | None = None
     counts: bool = True
 
-    def run(self, progress: Callable[[str], None] | None = None) -> ClaimReport:
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the claim cannot run here (its optional dependency is missing), or ``None``."""
         if self.requires is not None and not _importable(self.requires):
-            return ClaimReport(
-                self.name, len(self.instances), 0, 0, 0.0, skipped=f"{self.requires} is not installed", counts=self.counts
-            )
+            return f"{self.requires} is not installed"
+        return None
+
+    def run_instance(self, k: int) -> Outcome:
+        """Check instance ``k``; a crash is a failed instance, reported, never hidden."""
+        inst = self.instances[k]
+        t = time.perf_counter()
+        try:
+            exact, count, note = self.check(inst)
+        except Exception as e:
+            exact, count, note = False, False, f"{type(e).__name__}: {e}"
+        if not self.counts:
+            count = True
+        return Outcome(inst.name, exact, count, time.perf_counter() - t, note)
+
+    def run(self, progress: Callable[[str], None] | None = None) -> ClaimReport:
+        skipped = self.skip_reason
+        if skipped is not None:
+            return self.report([], skipped=skipped)
         outcomes = []
         for k, inst in enumerate(self.instances):
             if progress:
                 progress(f"{self.name}: {k + 1}/{len(self.instances)} {inst.name}")
-            t = time.perf_counter()
-            try:
-                exact, count, note = self.check(inst)
-            except Exception as e:  # a crash is a failed instance, reported, never hidden
-                exact, count, note = False, False, f"{type(e).__name__}: {e}"
-            if not self.counts:
-                count = True
-            outcomes.append(Outcome(inst.name, exact, count, time.perf_counter() - t, note))
+            outcomes.append(self.run_instance(k))
+        return self.report(outcomes)
+
+    def report(self, outcomes, *, skipped: str | None = None) -> ClaimReport:
+        """The claim's report from its instances' outcomes, in instance order."""
+        if skipped is not None:
+            return ClaimReport(self.name, len(self.instances), 0, 0, 0.0, skipped=skipped, counts=self.counts)
         return ClaimReport(
             self.name,
             len(outcomes),
