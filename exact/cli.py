@@ -202,6 +202,9 @@ def build_parser() -> argparse.ArgumentParser:
     from .verify import THEOREMS
 
     v = sub.add_parser("verify", help="check the theorems' claims on a built-in sweep")
+    v.add_argument("targets", nargs="*", metavar="CLAIM",
+                   help=f"theorems ({', '.join(THEOREMS)}) or words of claim names (case-insensitive) to run; "
+                   "default: every claim")
     v.add_argument("--quick", action="store_true", help="a smaller sweep: symbolic mode only up to d = 8, no 1e6 entries")
     v.add_argument("--max-d", type=_int_type(1, 64), default=16, help="largest d of the random sweep (1..64, default 16)")
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
@@ -873,10 +876,50 @@ def _cmd_certify(args) -> int:
     return 0 if report.holds else EXIT_FAIL
 
 
-def _cmd_verify(args) -> int:
-    from .verify import THEOREMS, claims, run_claims, table_footer, table_header, table_row
+def _verify_selection(args) -> tuple[list, set | None]:
+    """The theorems to build and, when claims are named, the (theorem, index) pairs to run."""
+    from .verify import THEOREMS, claims
 
-    chosen = claims(args.theorem or THEOREMS, max_d=args.max_d, quick=args.quick) if args.jobs == 1 else []
+    theorems = [t for t in args.targets if t in THEOREMS] + list(args.theorem or [])
+    words = [t for t in args.targets if t not in THEOREMS]
+    if not words:
+        return list(dict.fromkeys(theorems or THEOREMS)), None
+    every = [(th, i, c) for th in THEOREMS for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick))]
+    chosen = {(th, i) for th, i, c in every if th in theorems or any(w.lower() in c.name.lower() for w in words)}
+    unknown = [w for w in words if not any(w.lower() in c.name.lower() for _, _, c in every)]
+    if unknown:
+        raise _UnknownClaims(unknown, every)
+    return [th for th in THEOREMS if any(t == th for t, _ in chosen)], chosen
+
+
+class _UnknownClaims(Exception):
+    """Verify targets that name no theorem and no claim (reported with the list of known ones)."""
+
+    def __init__(self, unknown, every):
+        super().__init__(unknown)
+        self.unknown, self.every = unknown, every
+
+
+def _cmd_verify(args) -> int:
+    from .verify import claims, run_claims, table_footer, table_header, table_row
+
+    try:
+        theorems, only = _verify_selection(args)
+    except _UnknownClaims as e:
+        from .verify import THEOREMS
+
+        print(f"exact-attention: error: verify: no theorem or claim matches {', '.join(map(repr, e.unknown))}; "
+              f"known theorems: {', '.join(THEOREMS)}; known claims:", file=sys.stderr)
+        for th, _, c in e.every:
+            print(f"  [{th}] {c.name}", file=sys.stderr)
+        return EXIT_ERROR
+    chosen = []
+    if args.jobs == 1 and only is None:
+        chosen = claims(theorems, max_d=args.max_d, quick=args.quick)
+    elif args.jobs == 1:
+        assert only is not None
+        for th in theorems:
+            chosen += [c for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick)) if (th, i) in only]
     if not args.json:
         print(table_header(), flush=True)
 
@@ -890,8 +933,8 @@ def _cmd_verify(args) -> int:
             if not args.quiet and sys.stderr.isatty():
                 print(f"\r{done}/{total} instances", end="", file=sys.stderr, flush=True)
 
-        reports = run_parallel(args.theorem or THEOREMS, jobs=args.jobs, max_d=args.max_d, quick=args.quick,
-                               on_report=emit, progress=step)
+        reports = run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, on_report=emit,
+                               progress=step, only=only)
     else:
         reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
     if not args.json:

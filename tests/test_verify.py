@@ -134,3 +134,15 @@ def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
 
     sequential = rows([])
     assert sequential and rows(["--jobs", "2"]) == sequential  # the same rows, apart from the seconds
+
+
+def test_claims_are_addressed_by_theorem_or_name_and_unknown_names_list_the_known_ones(capsys):
+    assert cli.main(["verify", "kkg", "median", "--quick", "--json", "--quiet"]) == 0
+    names = [json.loads(line)["claim"] for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert names and all(n.startswith("KKG26") for n in names)  # "median" is a kkg claim: no duplicate
+    assert cli.main(["verify", "refuted by an exact witness", "--quick", "--json", "--quiet"]) == 0
+    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    assert row["claim"].startswith("Prop 7.1") and row["holds"]
+    assert cli.main(["verify", "no-such-claim", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "no theorem or claim matches 'no-such-claim'" in err and "[kkg] KKG26" in err and "[4.1] Thm 4.1" in err

@@ -66,18 +66,18 @@ def tasks_for(theorems, *, max_d: int = 16, quick: bool = False) -> list[tuple[s
 
 def run_parallel(
     theorems, *, jobs: int, max_d: int = 16, quick: bool = False, on_report: Callable | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Callable[[int, int], None] | None = None, only: set | None = None,
 ) -> list[ClaimReport]:
     """Run every instance of the theorems' claims on a pool of ``jobs`` processes.
 
     Reports come back in claim order; ``on_report`` is called for each as soon as it and every
     claim before it are complete (so a table streams in order).  ``progress(done, total)`` is
-    called as instances finish.
+    called as instances finish.  ``only`` restricts the run to these ``(theorem, index)`` claims.
     """
     import concurrent.futures as cf
     import multiprocessing
 
-    claims = tasks_for(theorems, max_d=max_d, quick=quick)
+    claims = [t for t in tasks_for(theorems, max_d=max_d, quick=quick) if only is None or t[:2] in only]
     outcomes: list[list] = [[None] * len(c.instances) for _, _, c in claims]
     skipped = [c.skip_reason for _, _, c in claims]
     futures = {}
