@@ -210,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
     v.add_argument("--jobs", type=_int_type(1, 256), default=1,
                    help="run the claims' instances on a pool of this many local processes (default 1: sequential)")
+    v.add_argument("--task", action="append", default=None, metavar="THEOREM:CLAIM:INSTANCE",
+                   help="run only this instance (as a report's reproducer line gives it; repeatable)")
+    v.add_argument("--report", default=None, metavar="FILE",
+                   help="also write a Markdown report: a table per theorem, and each failure with the command "
+                   "line that re-runs that instance")
     v.add_argument("--json", action="store_true", help="print one JSON row per claim instead of a table")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
@@ -913,20 +918,19 @@ def _cmd_verify(args) -> int:
         for th, _, c in e.every:
             print(f"  [{th}] {c.name}", file=sys.stderr)
         return EXIT_ERROR
-    chosen = []
-    if args.jobs == 1 and only is None:
-        chosen = claims(theorems, max_d=args.max_d, quick=args.quick)
-    elif args.jobs == 1:
-        assert only is not None
-        for th in theorems:
-            chosen += [c for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick)) if (th, i) in only]
+    entries = [(th, i, c) for th in theorems for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick))
+               if only is None or (th, i) in only]
+    tasks = _verify_tasks(args, entries)
+    if tasks is not None:
+        entries = [(th, i, _restricted(c, tasks[(th, i)])) for th, i, c in entries if (th, i) in tasks]
+    chosen = [c for _, _, c in entries] if args.jobs == 1 or tasks is not None else []
     if not args.json:
         print(table_header(), flush=True)
 
     def emit(report) -> None:  # each row as soon as its claim finishes, even when piped
         print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
 
-    if args.jobs > 1:
+    if args.jobs > 1 and tasks is None:
         from .verify.tasks import run_parallel
 
         def step(done: int, total: int) -> None:
@@ -939,7 +943,38 @@ def _cmd_verify(args) -> int:
         reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
     if not args.json:
         print(table_footer(reports))
+    if args.report:
+        from .verify.report import markdown_report
+
+        with open(args.report, "w", encoding="utf-8") as fh:
+            fh.write(markdown_report([(th, i) for th, i, _ in entries], reports, quick=args.quick, max_d=args.max_d,
+                                     tasks=tasks))
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
+
+
+def _verify_tasks(args, entries) -> dict | None:
+    """``--task THEOREM:CLAIM:INSTANCE``: the instances to run, by claim, or ``None`` (every instance)."""
+    if not args.task:
+        return None
+    out: dict = {}
+    known = {(th, i): c for th, i, c in entries}
+    for text in args.task:
+        parts = text.rsplit(":", 2)
+        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
+            raise InvalidArgument(f"--task: expected THEOREM:CLAIM:INSTANCE (e.g. kkg:1:0), got {text!r}")
+        th, i, k = parts[0], int(parts[1]), int(parts[2])
+        claim = known.get((th, i))
+        if claim is None or k >= len(claim.instances):
+            raise InvalidArgument(f"--task: {text!r} names no instance of this sweep (mind --quick and --max-d)")
+        out.setdefault((th, i), []).append(k)
+    return out
+
+
+def _restricted(claim, keep):
+    """The claim with only the instances ``keep`` (their indices in the full claim)."""
+    import dataclasses
+
+    return dataclasses.replace(claim, instances=tuple(claim.instances[k] for k in sorted(set(keep))))
 
 
 _COMMANDS = {

@@ -63,7 +63,7 @@ def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys)
         Claim("holds", (Instance("a", None),), _ok),
         Claim("skipped", (Instance("a", None),), _ok, requires="no_such_module_xyz"),
     ]
-    monkeypatch.setattr("exact.verify.claims", lambda *a, **k: fake)
+    monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "4.1" in theorems else [])
     assert cli.main(["verify", "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert out.rstrip().endswith("1/1 claims hold (1 skipped)")
@@ -74,7 +74,7 @@ def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys)
 
 def test_cli_exit_code_is_1_when_a_claim_fails(monkeypatch, capsys):
     bad = [Claim("fails", (Instance("a", None),), lambda inst: (False, True, "wrong"))]
-    monkeypatch.setattr("exact.verify.claims", lambda *a, **k: bad)
+    monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: bad if "4.1" in theorems else [])
     assert cli.main(["verify", "--no-progress"]) == 1
     assert "0/1 claims hold" in capsys.readouterr().out
 
@@ -146,3 +146,25 @@ def test_claims_are_addressed_by_theorem_or_name_and_unknown_names_list_the_know
     assert cli.main(["verify", "no-such-claim", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "no theorem or claim matches 'no-such-claim'" in err and "[kkg] KKG26" in err and "[4.1] Thm 4.1" in err
+
+
+def test_report_lists_failures_with_a_command_that_reruns_exactly_that_instance(monkeypatch, tmp_path, capsys):
+    seen = []
+
+    def check(inst):
+        seen.append(inst.name)
+        return inst.name != "b", True, f"note {inst.name}"
+
+    fake = [Claim("mixed", (Instance("a", None), Instance("b", None), Instance("c", None)), check)]
+    monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "kkg" in theorems else [])
+    report = tmp_path / "report.md"
+    assert cli.main(["verify", "--quiet", "--report", str(report)]) == 1
+    text = report.read_text()
+    assert "## [KKG26]" in text and "| mixed | 3 | 2/3 | 3/3 |" in text and "**0/1 claims hold**" in text
+    assert "- **mixed** / b: note b" in text and "`exact-attention verify --task kkg:0:1`" in text
+    capsys.readouterr()
+    seen.clear()
+    assert cli.main(["verify", "--quiet", "--task", "kkg:0:1"]) == 1 and seen == ["b"]  # that instance only
+    assert cli.main(["verify", "--quiet", "--task", "kkg:0:2"]) == 0 and seen == ["b", "c"]
+    for bad in ("kkg:0", "kkg:x:1", "kkg:0:9", "nope:0:0"):
+        assert cli.main(["verify", "--quiet", "--task", bad]) == 2
