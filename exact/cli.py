@@ -215,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--report", default=None, metavar="FILE",
                    help="also write a Markdown report: a table per theorem, and each failure with the command "
                    "line that re-runs that instance")
+    v.add_argument("--resume", default=None, metavar="FILE",
+                   help="the --json rows of an earlier (interrupted) run: claims with a row there are not run "
+                   "again, their rows are reused")
     v.add_argument("--json", action="store_true", help="print one JSON row per claim instead of a table")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
@@ -923,6 +926,7 @@ def _cmd_verify(args) -> int:
     tasks = _verify_tasks(args, entries)
     if tasks is not None:
         entries = [(th, i, _restricted(c, tasks[(th, i)])) for th, i, c in entries if (th, i) in tasks]
+    done = _resumed(args.resume) if args.resume else {}
     chosen = [c for _, _, c in entries] if args.jobs == 1 or tasks is not None else []
     if not args.json:
         print(table_header(), flush=True)
@@ -937,10 +941,21 @@ def _cmd_verify(args) -> int:
             if not args.quiet and sys.stderr.isatty():
                 print(f"\r{done}/{total} instances", end="", file=sys.stderr, flush=True)
 
-        reports = run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, on_report=emit,
-                               progress=step, only=only)
+        todo = {(th, i) for th, i, c in entries if c.name not in done}
+        fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, progress=step,
+                                  only=todo) if todo else [])
+        reports = []
+        for _, _, c in entries:  # in claim order: resumed rows and fresh ones interleaved
+            reports.append(done[c.name] if c.name in done else next(fresh))
+            emit(reports[-1])
     else:
-        reports = run_claims(chosen, progress=not args.quiet, on_report=emit)
+        reports = []
+        for c in chosen:
+            if c.name in done:
+                reports.append(done[c.name])
+                emit(reports[-1])
+            else:
+                reports += run_claims([c], progress=not args.quiet, on_report=emit)
     if not args.json:
         print(table_footer(reports))
     if args.report:
@@ -950,6 +965,22 @@ def _cmd_verify(args) -> int:
             fh.write(markdown_report([(th, i) for th, i, _ in entries], reports, quick=args.quick, max_d=args.max_d,
                                      tasks=tasks))
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
+
+
+def _resumed(path: str) -> dict:
+    """The claim rows of an earlier ``verify --json`` run, by claim name; a corrupt file is an error."""
+    from .verify import ClaimReport
+
+    out = {}
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    report = ClaimReport.from_json(json.loads(line))
+                    out[report.claim] = report
+    except (ValueError, UnicodeDecodeError) as e:
+        raise InvalidArgument(f"--resume: {path}: line {n}: {e}"[:250]) from None
+    return out
 
 
 def _verify_tasks(args, entries) -> dict | None:

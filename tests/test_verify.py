@@ -168,3 +168,28 @@ def test_report_lists_failures_with_a_command_that_reruns_exactly_that_instance(
     assert cli.main(["verify", "--quiet", "--task", "kkg:0:2"]) == 0 and seen == ["b", "c"]
     for bad in ("kkg:0", "kkg:x:1", "kkg:0:9", "nope:0:0"):
         assert cli.main(["verify", "--quiet", "--task", bad]) == 2
+
+
+def test_resume_reuses_finished_rows_and_a_corrupt_file_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
+    ran = []
+
+    def check(inst):
+        ran.append(inst.name)
+        return True, True, "ok"
+
+    fake = [Claim("first", (Instance("a", None),), check), Claim("second", (Instance("b", None),), check)]
+    monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "4.1" in theorems else [])
+    assert cli.main(["verify", "--quiet", "--json"]) == 0
+    rows = capsys.readouterr().out.splitlines()
+    partial = tmp_path / "rows.jsonl"
+    partial.write_text(rows[0] + "\n")  # an interrupted run that finished only the first claim
+    ran.clear()
+    assert cli.main(["verify", "--quiet", "--json", "--resume", str(partial)]) == 0
+    resumed = capsys.readouterr().out.splitlines()
+    assert ran == ["b"] and resumed[0] == rows[0]  # the finished row is reused as it was
+    assert [json.loads(r)["claim"] for r in resumed] == ["first", "second"]
+    for text in ("not json\n", '{"claim": "first"}\n', "[1, 2]\n"):
+        partial.write_text(text)
+        assert cli.main(["verify", "--quiet", "--resume", str(partial)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("exact-attention: error: --resume:") and err.count("\n") == 1

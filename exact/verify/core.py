@@ -77,7 +77,31 @@ class ClaimReport:
             "skipped": self.skipped,
             "failures": [dataclasses.asdict(f) for f in self.failures],
             "outcomes": [dataclasses.asdict(o) for o in self.outcomes],
+            "counts": self.counts,
         }
+
+    @classmethod
+    def from_json(cls, row) -> "ClaimReport":
+        """A report from its :meth:`to_json` row (as ``verify --json`` prints it); strict.
+
+        >>> r = ClaimReport("c", 1, 1, 1, 0.5, outcomes=(Outcome("a", True, True, 0.5, "fine"),))
+        >>> ClaimReport.from_json(r.to_json()) == r
+        True
+        """
+        if not isinstance(row, dict):
+            raise ValueError(f"expected a JSON object, got {type(row).__name__}")
+        try:
+            outcomes = tuple(Outcome(str(o["instance"]), bool(o["exact"]), bool(o["count"]), float(o["seconds"]),
+                                     str(o.get("note", ""))) for o in row["outcomes"])
+            report = cls(str(row["claim"]), int(row["instances"]), int(row["exact"]), int(row["count"]),
+                         float(row["seconds"]), tuple(o for o in outcomes if not (o.exact and o.count)), outcomes,
+                         row["skipped"] if row.get("skipped") is None else str(row["skipped"]),
+                         bool(row.get("counts", True)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"not a verify row ({type(e).__name__}: {e})") from None
+        if report.skipped is None and len(outcomes) != report.instances:
+            raise ValueError(f"claim {report.claim!r}: {len(outcomes)} outcomes for {report.instances} instances")
+        return report
 
 
 @dataclass(frozen=True)
