@@ -210,6 +210,11 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
     v.add_argument("--jobs", type=_int_type(1, 256), default=1,
                    help="run the claims' instances on a pool of this many local processes (default 1: sequential)")
+    v.add_argument("--scheduler", default=None, metavar="ADDR",
+                   help="run the instances on an existing Dask distributed cluster at this scheduler address "
+                   "(e.g. tcp://10.0.0.5:8786; needs the 'cluster' extra)")
+    v.add_argument("--scheduler-timeout", type=float, default=10.0, metavar="SECONDS",
+                   help="how long to wait for the scheduler to answer (default 10)")
     v.add_argument("--task", action="append", default=None, metavar="THEOREM:CLAIM:INSTANCE",
                    help="run only this instance (as a report's reproducer line gives it; repeatable)")
     v.add_argument("--report", default=None, metavar="FILE",
@@ -927,23 +932,30 @@ def _cmd_verify(args) -> int:
     if tasks is not None:
         entries = [(th, i, _restricted(c, tasks[(th, i)])) for th, i, c in entries if (th, i) in tasks]
     done = _resumed(args.resume) if args.resume else {}
-    chosen = [c for _, _, c in entries] if args.jobs == 1 or tasks is not None else []
+    chosen = [c for _, _, c in entries] if (args.jobs == 1 and not args.scheduler) or tasks is not None else []
     if not args.json:
         print(table_header(), flush=True)
 
     def emit(report) -> None:  # each row as soon as its claim finishes, even when piped
         print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
 
-    if args.jobs > 1 and tasks is None:
-        from .verify.tasks import run_parallel
+    if (args.jobs > 1 or args.scheduler) and tasks is None:
+        from .verify.tasks import run_dask, run_parallel
 
         def step(done: int, total: int) -> None:
             if not args.quiet and sys.stderr.isatty():
                 print(f"\r{done}/{total} instances", end="", file=sys.stderr, flush=True)
 
         todo = {(th, i) for th, i, c in entries if c.name not in done}
-        fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, progress=step,
-                                  only=todo) if todo else [])
+        fresh: Any
+        if not todo:
+            fresh = iter([])
+        elif args.scheduler:
+            fresh = iter(run_dask(theorems, scheduler=args.scheduler, max_d=args.max_d, quick=args.quick,
+                                  progress=step, only=todo, timeout=args.scheduler_timeout))
+        else:
+            fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, progress=step,
+                                      only=todo))
         reports = []
         for _, _, c in entries:  # in claim order: resumed rows and fresh ones interleaved
             reports.append(done[c.name] if c.name in done else next(fresh))

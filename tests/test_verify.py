@@ -193,3 +193,29 @@ def test_resume_reuses_finished_rows_and_a_corrupt_file_is_one_line_exit_2(monke
         assert cli.main(["verify", "--quiet", "--resume", str(partial)]) == 2
         err = capsys.readouterr().err
         assert err.startswith("exact-attention: error: --resume:") and err.count("\n") == 1
+
+
+def test_a_dask_local_cluster_gives_the_sequential_rows(capsys):
+    distributed = pytest.importorskip("distributed")
+
+    def rows(argv):
+        assert cli.main(["verify", "kkg", "--quick", "--json", "--quiet", *argv]) == 0
+        out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+        return [(r["claim"], r["instances"], r["exact"], r["count"], r["holds"],
+                 [(o["instance"], o["exact"], o["count"]) for o in r["outcomes"]]) for r in out]
+
+    sequential = rows([])
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        assert rows(["--scheduler", cluster.scheduler_address]) == sequential  # bit for bit apart from seconds
+
+
+def test_a_scheduler_that_does_not_answer_is_a_clear_error_within_the_timeout(capsys):
+    import time
+
+    pytest.importorskip("distributed")
+    t = time.perf_counter()
+    assert cli.main(["verify", "kkg", "--quick", "--quiet", "--scheduler", "tcp://127.0.0.1:9",
+                     "--scheduler-timeout", "2"]) == 2
+    assert time.perf_counter() - t < 30
+    err = capsys.readouterr().err
+    assert "no Dask scheduler answers at 'tcp://127.0.0.1:9' within 2 s" in err and err.count("\n") == 1

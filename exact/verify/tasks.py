@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ..errors import InvalidArgument
 from .core import Claim, ClaimReport, Outcome
 
-__all__ = ["Task", "run_task", "tasks_for", "run_parallel"]
+__all__ = ["Task", "run_task", "tasks_for", "run_parallel", "run_dask"]
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,52 @@ def tasks_for(theorems, *, max_d: int = 16, quick: bool = False) -> list[tuple[s
     return out
 
 
+def _selected(theorems, max_d: int, quick: bool, only) -> list:
+    return [t for t in tasks_for(theorems, max_d=max_d, quick=quick) if only is None or t[:2] in only]
+
+
+def _assemble(claims, finished, *, on_report=None, progress=None) -> list[ClaimReport]:
+    """Reports in claim order from ``finished``, an iterator of ``((claim, instance), outcome)`` in
+    any order; ``on_report`` sees each report as soon as it and every report before it are complete."""
+    outcomes: list[list] = [[None] * len(c.instances) for _, _, c in claims]
+    skipped = [c.skip_reason for _, _, c in claims]
+    total = sum(len(c.instances) for n, (_, _, c) in enumerate(claims) if skipped[n] is None)
+    reports: list = [None] * len(claims)
+    emitted = done = 0
+
+    def flush() -> None:
+        nonlocal emitted
+        while emitted < len(claims):
+            n = emitted
+            if skipped[n] is None and any(o is None for o in outcomes[n]):
+                return
+            reports[n] = claims[n][2].report(outcomes[n], skipped=skipped[n])
+            if on_report is not None:
+                on_report(reports[n])
+            emitted += 1
+
+    flush()
+    for (n, k), outcome in finished:
+        outcomes[n][k] = outcome
+        done += 1
+        if progress is not None:
+            progress(done, total)
+        flush()
+    flush()
+    return reports
+
+
+def _tasks(claims, max_d: int, quick: bool) -> list[tuple[tuple[int, int], Task]]:
+    return [((n, k), Task(theorem, i, k, max_d=max_d, quick=quick))
+            for n, (theorem, i, claim) in enumerate(claims) if claim.skip_reason is None
+            for k in range(len(claim.instances))]
+
+
 def run_parallel(
     theorems, *, jobs: int, max_d: int = 16, quick: bool = False, on_report: Callable | None = None,
     progress: Callable[[int, int], None] | None = None, only: set | None = None,
 ) -> list[ClaimReport]:
-    """Run every instance of the theorems' claims on a pool of ``jobs`` processes.
+    """Run every instance of the theorems' claims on a pool of ``jobs`` local processes.
 
     Reports come back in claim order; ``on_report`` is called for each as soon as it and every
     claim before it are complete (so a table streams in order).  ``progress(done, total)`` is
@@ -77,39 +118,46 @@ def run_parallel(
     import concurrent.futures as cf
     import multiprocessing
 
-    claims = [t for t in tasks_for(theorems, max_d=max_d, quick=quick) if only is None or t[:2] in only]
-    outcomes: list[list] = [[None] * len(c.instances) for _, _, c in claims]
-    skipped = [c.skip_reason for _, _, c in claims]
-    futures = {}
+    claims = _selected(theorems, max_d, quick, only)
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker: no forked flint state
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for n, (theorem, i, claim) in enumerate(claims):
-            if skipped[n] is None:
-                for k in range(len(claim.instances)):
-                    futures[pool.submit(run_task, Task(theorem, i, k, max_d=max_d, quick=quick))] = (n, k)
-        reports: list = [None] * len(claims)
-        emitted = 0
-        done = 0
+        futures = {pool.submit(run_task, task): key for key, task in _tasks(claims, max_d, quick)}
+        finished = ((futures[f], f.result()) for f in cf.as_completed(futures))
+        return _assemble(claims, finished, on_report=on_report, progress=progress)
 
-        def flush() -> None:
-            nonlocal emitted
-            while emitted < len(claims):
-                n = emitted
-                _, _, claim = claims[n]
-                if skipped[n] is None and any(o is None for o in outcomes[n]):
-                    return
-                reports[n] = claim.report(outcomes[n], skipped=skipped[n])
-                if on_report is not None:
-                    on_report(reports[n])
-                emitted += 1
 
-        flush()
-        for fut in cf.as_completed(futures):
-            n, k = futures[fut]
-            outcomes[n][k] = fut.result()
-            done += 1
-            if progress is not None:
-                progress(done, len(futures))
-            flush()
-        flush()
-    return reports
+def run_dask(
+    theorems, *, scheduler, max_d: int = 16, quick: bool = False, on_report: Callable | None = None,
+    progress: Callable[[int, int], None] | None = None, only: set | None = None, timeout: float = 10.0,
+) -> list[ClaimReport]:
+    """Run the instances on an existing Dask distributed cluster (``Client(scheduler)``), gathering
+    results as they complete; the same reports as :func:`run_parallel`.
+
+    Raises
+    ------
+    MissingDependency
+        Without the ``cluster`` extra (dask and distributed).
+    InvalidArgument
+        When no scheduler answers at ``scheduler`` within ``timeout`` seconds.
+    """
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        from ..errors import MissingDependency
+
+        raise MissingDependency(
+            "--scheduler needs dask and distributed: pip install 'exact-attention[cluster]'"
+        ) from None
+    claims = _selected(theorems, max_d, quick, only)
+    try:
+        client = Client(scheduler, timeout=timeout)
+    except (OSError, TimeoutError) as e:
+        raise InvalidArgument(
+            f"--scheduler: no Dask scheduler answers at {scheduler!r} within {timeout:g} s ({type(e).__name__})"
+        ) from None
+    with client:
+        keyed = _tasks(claims, max_d, quick)
+        futures = client.map(run_task, [task for _, task in keyed], pure=False)
+        key_of = {f.key: key for f, (key, _) in zip(futures, keyed)}
+        finished = ((key_of[f.key], f.result()) for f in as_completed(futures))
+        return _assemble(claims, finished, on_report=on_report, progress=progress)
