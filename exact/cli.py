@@ -940,22 +940,30 @@ def _cmd_verify(args) -> int:
         print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
 
     if (args.jobs > 1 or args.scheduler) and tasks is None:
+        from tqdm import tqdm
+
         from .verify.tasks import run_dask, run_parallel
 
+        bar = tqdm(total=0, desc="instances", file=sys.stderr, leave=False, delay=1.0,
+                   disable=True if args.quiet else None, dynamic_ncols=True)
+
         def step(done: int, total: int) -> None:
-            if not args.quiet and sys.stderr.isatty():
-                print(f"\r{done}/{total} instances", end="", file=sys.stderr, flush=True)
+            bar.total = total
+            bar.update(done - bar.n)
 
         todo = {(th, i) for th, i, c in entries if c.name not in done}
         fresh: Any
-        if not todo:
-            fresh = iter([])
-        elif args.scheduler:
-            fresh = iter(run_dask(theorems, scheduler=args.scheduler, max_d=args.max_d, quick=args.quick,
-                                  progress=step, only=todo, timeout=args.scheduler_timeout))
-        else:
-            fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick, progress=step,
-                                      only=todo))
+        try:
+            if not todo:
+                fresh = iter([])
+            elif args.scheduler:
+                fresh = iter(run_dask(theorems, scheduler=args.scheduler, max_d=args.max_d, quick=args.quick,
+                                      progress=step, only=todo, timeout=args.scheduler_timeout))
+            else:
+                fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick,
+                                          progress=step, only=todo))
+        finally:
+            bar.close()
         reports = []
         for _, _, c in entries:  # in claim order: resumed rows and fresh ones interleaved
             reports.append(done[c.name] if c.name in done else next(fresh))

@@ -429,3 +429,33 @@ def test_a_score_too_large_for_the_precision_is_not_blamed_on_the_oracle():
         learn_multi_head(ExactOracle(MultiHead([([[2167]], [1])], d=1)), heads=1, seed=0, max_prec=512)
     result = learn_multi_head(ExactOracle(MultiHead([([[2167]], [1])], d=1)), heads=1, seed=0)
     assert result.exact and result.model == MultiHead([([[2167]], [1])], d=1)
+
+
+def test_the_kkg_verify_claims_fail_for_a_perturbed_learner():
+    """A claim that cannot fail checks nothing: a learner off by one value, or by one query, fails them."""
+    import dataclasses
+
+    from exact import registry
+    from exact.verify.kkg import kkg_claims
+
+    paper = next(c for c in kkg_claims(quick=True) if "canonical form exactly" in c.name)
+    original = registry.get("multi-head")
+
+    def off_by_one_value(oracle, **options):
+        r = original.learn(oracle, **options)
+        W, v = r.model.heads[0].W, r.model.heads[0].v
+        heads = [(W, tuple(x + 1 for x in v))] + list(r.model.heads[1:])
+        return dataclasses.replace(r, model=MultiHead(heads, d=r.model.d))
+
+    def one_query_short(oracle, **options):
+        r = original.learn(oracle, **options)
+        return dataclasses.replace(r, queries=r.queries - 1)
+
+    try:
+        for wrong, column in ((off_by_one_value, "exact"), (one_query_short, "count")):
+            registry.register(dataclasses.replace(original, learn=wrong), replace=True)
+            report = dataclasses.replace(paper, instances=paper.instances[2:4]).run()
+            assert not report.holds and getattr(report, column) == 0
+    finally:
+        registry.register(original, replace=True)
+    assert dataclasses.replace(paper, instances=paper.instances[2:4]).run().holds  # restored: it holds again
