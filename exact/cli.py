@@ -30,6 +30,7 @@ result that does not hold exits 1.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import re
@@ -936,8 +937,17 @@ def _cmd_verify(args) -> int:
     if not args.json:
         print(table_header(), flush=True)
 
-    def emit(report) -> None:  # each row as soon as its claim finishes, even when piped
-        print(json.dumps(report.to_json()) if args.json else table_row(report), flush=True)
+    def emit(where, report) -> None:  # each claim as soon as it finishes (and those before it), even when piped
+        if not args.json:
+            print(table_row(report), flush=True)
+            return
+        th, i = where
+        kept = sorted(set(tasks[(th, i)])) if tasks else None
+        for k, o in enumerate(report.outcomes):  # one row per instance, then the claim's row
+            row = {"row": "instance", "theorem": th, "claim": report.claim,
+                   "task": f"{th}:{i}:{kept[k] if kept else k}", **dataclasses.asdict(o)}
+            print(json.dumps(row), flush=True)
+        print(json.dumps({"row": "claim", "theorem": th, **report.to_json()}), flush=True)
 
     if (args.jobs > 1 or args.scheduler) and tasks is None:
         from tqdm import tqdm
@@ -965,17 +975,18 @@ def _cmd_verify(args) -> int:
         finally:
             bar.close()
         reports = []
-        for _, _, c in entries:  # in claim order: resumed rows and fresh ones interleaved
+        for th, i, c in entries:  # in claim order: resumed rows and fresh ones interleaved
             reports.append(done[c.name] if c.name in done else next(fresh))
-            emit(reports[-1])
+            emit((th, i), reports[-1])
     else:
         reports = []
-        for c in chosen:
+        for (th, i, _), c in zip(entries, chosen):
             if c.name in done:
                 reports.append(done[c.name])
-                emit(reports[-1])
+                emit((th, i), reports[-1])
             else:
-                reports += run_claims([c], progress=not args.quiet, on_report=emit)
+                reports += run_claims([c], progress=not args.quiet,
+                                      on_report=lambda r, where=(th, i): emit(where, r))
     if not args.json:
         print(table_footer(reports))
     if args.report:
@@ -996,7 +1007,10 @@ def _resumed(path: str) -> dict:
         with open(path, encoding="utf-8") as fh:
             for n, line in enumerate(fh, 1):
                 if line.strip():
-                    report = ClaimReport.from_json(json.loads(line))
+                    row = json.loads(line)
+                    if isinstance(row, dict) and row.get("row") == "instance":
+                        continue  # the claim's own row follows with every outcome
+                    report = ClaimReport.from_json(row)
                     out[report.claim] = report
     except (ValueError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"--resume: {path}: line {n}: {e}"[:250]) from None

@@ -827,7 +827,10 @@ def test_verify_quick_json(capsys):
     assert err == ""  # --no-progress: nothing on stderr
     lines = out.splitlines()
     assert lines
-    rows = [json.loads(line) for line in lines]
+    every = [json.loads(line) for line in lines]
+    rows = [r for r in every if r["row"] == "claim"]
+    instances = [r for r in every if r["row"] == "instance"]  # one row per instance, before its claim's row
+    assert len(instances) == sum(len(r["outcomes"]) for r in rows) and all(r["task"].count(":") == 2 for r in instances)
     cvxpy_installed = importlib.util.find_spec("cvxpy") is not None
     for row in rows:
         if row["claim"] == CS_CLAIM and not cvxpy_installed:

@@ -6,6 +6,13 @@ import sys
 import pytest
 
 from exact import cli
+
+
+def _claim_rows(text: str) -> list:
+    """The claim rows of ``verify --json`` output (each follows its instances' rows)."""
+    rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+    assert all(r["row"] in ("instance", "claim") for r in rows)
+    return [r for r in rows if r["row"] == "claim"]
 from exact.verify import THEOREMS, Claim, ClaimReport, Instance, claims, format_table, run_claims
 
 
@@ -68,7 +75,7 @@ def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys)
     out = capsys.readouterr().out
     assert out.rstrip().endswith("1/1 claims hold (1 skipped)")
     assert cli.main(["verify", "--no-progress", "--json"]) == 0
-    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    rows = _claim_rows(capsys.readouterr().out)
     assert [r["skipped"] for r in rows] == [None, "no_such_module_xyz is not installed"]
 
 
@@ -101,7 +108,7 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     assert cli.main(["verify", "--quick", "--theorem", "5.1", "--json", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert captured.err == ""
-    rows = [json.loads(line) for line in captured.out.splitlines()]
+    rows = _claim_rows(captured.out)
     skipped = [r for r in rows if r["skipped"]]
     assert [(r["claim"], r["skipped"], r["holds"]) for r in skipped] == [
         ("Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5", "cvxpy is not installed", False)
@@ -128,7 +135,7 @@ def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
 
     def rows(argv):
         assert cli.main(["verify", "--theorem", "kkg", "--quick", "--json", "--quiet", *argv]) == 0
-        out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+        out = _claim_rows(capsys.readouterr().out)
         return [(r["claim"], r["instances"], r["exact"], r["count"], r["holds"],
                  [(o["instance"], o["exact"], o["count"]) for o in r["outcomes"]]) for r in out]
 
@@ -138,10 +145,10 @@ def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
 
 def test_claims_are_addressed_by_theorem_or_name_and_unknown_names_list_the_known_ones(capsys):
     assert cli.main(["verify", "kkg", "median", "--quick", "--json", "--quiet"]) == 0
-    names = [json.loads(line)["claim"] for line in capsys.readouterr().out.splitlines() if line.strip()]
+    names = [r["claim"] for r in _claim_rows(capsys.readouterr().out)]
     assert names and all(n.startswith("KKG26") for n in names)  # "median" is a kkg claim: no duplicate
     assert cli.main(["verify", "refuted by an exact witness", "--quick", "--json", "--quiet"]) == 0
-    (row,) = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+    (row,) = _claim_rows(capsys.readouterr().out)
     assert row["claim"].startswith("Prop 7.1") and row["holds"]
     assert cli.main(["verify", "no-such-claim", "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -181,13 +188,14 @@ def test_resume_reuses_finished_rows_and_a_corrupt_file_is_one_line_exit_2(monke
     monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "4.1" in theorems else [])
     assert cli.main(["verify", "--quiet", "--json"]) == 0
     rows = capsys.readouterr().out.splitlines()
+    assert [json.loads(r)["row"] for r in rows] == ["instance", "claim", "instance", "claim"]
     partial = tmp_path / "rows.jsonl"
-    partial.write_text(rows[0] + "\n")  # an interrupted run that finished only the first claim
+    partial.write_text("\n".join(rows[:3]) + "\n")  # interrupted: the first claim done, one row of the second
     ran.clear()
     assert cli.main(["verify", "--quiet", "--json", "--resume", str(partial)]) == 0
     resumed = capsys.readouterr().out.splitlines()
-    assert ran == ["b"] and resumed[0] == rows[0]  # the finished row is reused as it was
-    assert [json.loads(r)["claim"] for r in resumed] == ["first", "second"]
+    assert ran == ["b"] and resumed[:2] == rows[:2]  # the finished claim's rows are reused as they were
+    assert [r["claim"] for r in _claim_rows("\n".join(resumed))] == ["first", "second"]
     for text in ("not json\n", '{"claim": "first"}\n', "[1, 2]\n"):
         partial.write_text(text)
         assert cli.main(["verify", "--quiet", "--resume", str(partial)]) == 2
@@ -200,7 +208,7 @@ def test_a_dask_local_cluster_gives_the_sequential_rows(capsys):
 
     def rows(argv):
         assert cli.main(["verify", "kkg", "--quick", "--json", "--quiet", *argv]) == 0
-        out = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.strip()]
+        out = _claim_rows(capsys.readouterr().out)
         return [(r["claim"], r["instances"], r["exact"], r["count"], r["holds"],
                  [(o["instance"], o["exact"], o["count"]) for o in r["outcomes"]]) for r in out]
 
