@@ -19,7 +19,7 @@ Subcommands::
     exact-attention learn transformer --model FILE [--m M] [--json]
     exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
-    exact-attention verify [--quick] [--json]                          check the theorems' claims
+    exact-attention verify [--budget B] [--jobs N] [--report F]      check the theorems' claims
 
 ``learn`` offers every registered learner (:mod:`exact.registry`); its options come
 from the learner's spec.  Every error is reported as one line on stderr with exit
@@ -206,7 +206,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("targets", nargs="*", metavar="CLAIM",
                    help=f"theorems ({', '.join(THEOREMS)}) or words of claim names (case-insensitive) to run; "
                    "default: every claim")
-    v.add_argument("--quick", action="store_true", help="a smaller sweep: symbolic mode only up to d = 8, no 1e6 entries")
+    v.add_argument("--budget", default=None, metavar="BUDGET",
+                   help="the sweep's size: quick, standard (the default, under a minute on 2 cores), full, or a "
+                   "number of seconds (the full sweep, spread over every claim, no instance started after it)")
+    v.add_argument("--quick", action="store_true", help="the same as --budget quick")
     v.add_argument("--max-d", type=_int_type(1, 64), default=16, help="largest d of the random sweep (1..64, default 16)")
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
     v.add_argument("--jobs", type=_int_type(1, 256), default=1,
@@ -224,7 +227,10 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--resume", default=None, metavar="FILE",
                    help="the --json rows of an earlier (interrupted) run: claims with a row there are not run "
                    "again, their rows are reused")
-    v.add_argument("--json", action="store_true", help="print one JSON row per claim instead of a table")
+    v.add_argument("--plots", default=None, metavar="DIR",
+                   help="also draw PNG plots of the run into DIR (phase transition, error against τ, FFN queries "
+                   "per parameter, multi-head queries against the formula; needs the 'plot' extra)")
+    v.add_argument("--json", action="store_true", help="print one JSON row per instance and per claim instead of a table")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
 
@@ -890,7 +896,21 @@ def _cmd_certify(args) -> int:
     return 0 if report.holds else EXIT_FAIL
 
 
-def _verify_selection(args) -> tuple[list, set | None]:
+def _verify_budget(args) -> tuple[str, float | None]:
+    """The sweep to build and, for a budget in seconds, the deadline (a ``time.monotonic`` time)."""
+    import time
+
+    from .verify.budget import parse_budget
+
+    if args.quick and args.budget not in (None, "quick"):
+        raise InvalidArgument(f"--quick is --budget quick; it contradicts --budget {args.budget}")
+    budget = parse_budget("quick" if args.quick else args.budget or "standard")
+    if isinstance(budget, float):
+        return "full", time.monotonic() + budget
+    return budget, None
+
+
+def _verify_selection(args, budget: str) -> tuple[list, set | None]:
     """The theorems to build and, when claims are named, the (theorem, index) pairs to run."""
     from .verify import THEOREMS, claims
 
@@ -898,7 +918,7 @@ def _verify_selection(args) -> tuple[list, set | None]:
     words = [t for t in args.targets if t not in THEOREMS]
     if not words:
         return list(dict.fromkeys(theorems or THEOREMS)), None
-    every = [(th, i, c) for th in THEOREMS for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick))]
+    every = [(th, i, c) for th in THEOREMS for i, c in enumerate(claims((th,), max_d=args.max_d, budget=budget))]
     chosen = {(th, i) for th, i, c in every if th in theorems or any(w.lower() in c.name.lower() for w in words)}
     unknown = [w for w in words if not any(w.lower() in c.name.lower() for _, _, c in every)]
     if unknown:
@@ -915,10 +935,12 @@ class _UnknownClaims(Exception):
 
 
 def _cmd_verify(args) -> int:
-    from .verify import claims, run_claims, table_footer, table_header, table_row
+    from .verify import table_footer, table_header, table_row
+    from .verify.tasks import run_tasks, tasks_for
 
+    budget, deadline = _verify_budget(args)
     try:
-        theorems, only = _verify_selection(args)
+        theorems, only = _verify_selection(args, budget)
     except _UnknownClaims as e:
         from .verify import THEOREMS
 
@@ -927,75 +949,90 @@ def _cmd_verify(args) -> int:
         for th, _, c in e.every:
             print(f"  [{th}] {c.name}", file=sys.stderr)
         return EXIT_ERROR
-    entries = [(th, i, c) for th in theorems for i, c in enumerate(claims((th,), max_d=args.max_d, quick=args.quick))
+    if args.plots:
+        from .verify.plots import require_matplotlib
+
+        require_matplotlib()  # before any work: a missing extra is known now, not after the sweep
+    entries = [(th, i, c) for th, i, c in tasks_for(theorems, max_d=args.max_d, budget=budget)
                if only is None or (th, i) in only]
     tasks = _verify_tasks(args, entries)
-    if tasks is not None:
-        entries = [(th, i, _restricted(c, tasks[(th, i)])) for th, i, c in entries if (th, i) in tasks]
+    selected = [(th, i, c, sorted(set(tasks[(th, i)])) if tasks else range(len(c.instances)))
+                for th, i, c in entries if tasks is None or (th, i) in tasks]
     done = _resumed(args.resume) if args.resume else {}
-    chosen = [c for _, _, c in entries] if (args.jobs == 1 and not args.scheduler) or tasks is not None else []
     if not args.json:
         print(table_header(), flush=True)
+    reports: list = []
 
-    def emit(where, report) -> None:  # each claim as soon as it finishes (and those before it), even when piped
+    def emit(n: int, report) -> None:  # each claim as soon as it finishes (and those before it), even when piped
+        reports.append(report)
         if not args.json:
             print(table_row(report), flush=True)
             return
-        th, i = where
-        kept = sorted(set(tasks[(th, i)])) if tasks else None
-        for k, o in enumerate(report.outcomes):  # one row per instance, then the claim's row
-            row = {"row": "instance", "theorem": th, "claim": report.claim,
-                   "task": f"{th}:{i}:{kept[k] if kept else k}", **dataclasses.asdict(o)}
+        th, i, claim, _ = selected[n]
+        for k, o in zip(_numbers(claim, report), report.outcomes):  # one row per instance, then the claim's
+            row = {"row": "instance", "theorem": th, "claim": report.claim, "task": f"{th}:{i}:{k}",
+                   **dataclasses.asdict(o)}
             print(json.dumps(row), flush=True)
         print(json.dumps({"row": "claim", "theorem": th, **report.to_json()}), flush=True)
 
-    if (args.jobs > 1 or args.scheduler) and tasks is None:
-        from tqdm import tqdm
+    fresh = [n for n, (_, _, c, _) in enumerate(selected) if c.name not in done]
+    emitted = 0
 
-        from .verify.tasks import run_dask, run_parallel
+    def catch_up(upto: int) -> None:  # resumed claims take their place in claim order
+        nonlocal emitted
+        while emitted < upto:
+            emit(emitted, done[selected[emitted][2].name])
+            emitted += 1
 
-        bar = tqdm(total=0, desc="instances", file=sys.stderr, leave=False, delay=1.0,
-                   disable=True if args.quiet else None, dynamic_ncols=True)
+    def on_report(report) -> None:
+        nonlocal emitted
+        n = fresh[sum(n not in done_at for n in range(emitted))]
+        catch_up(n)
+        emit(n, report)
+        emitted += 1
 
-        def step(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
+    done_at = {n for n, (_, _, c, _) in enumerate(selected) if c.name in done}
 
-        todo = {(th, i) for th, i, c in entries if c.name not in done}
-        fresh: Any
-        try:
-            if not todo:
-                fresh = iter([])
-            elif args.scheduler:
-                fresh = iter(run_dask(theorems, scheduler=args.scheduler, max_d=args.max_d, quick=args.quick,
-                                      progress=step, only=todo, timeout=args.scheduler_timeout))
-            else:
-                fresh = iter(run_parallel(theorems, jobs=args.jobs, max_d=args.max_d, quick=args.quick,
-                                          progress=step, only=todo))
-        finally:
-            bar.close()
-        reports = []
-        for th, i, c in entries:  # in claim order: resumed rows and fresh ones interleaved
-            reports.append(done[c.name] if c.name in done else next(fresh))
-            emit((th, i), reports[-1])
-    else:
-        reports = []
-        for (th, i, _), c in zip(entries, chosen):
-            if c.name in done:
-                reports.append(done[c.name])
-                emit((th, i), reports[-1])
-            else:
-                reports += run_claims([c], progress=not args.quiet,
-                                      on_report=lambda r, where=(th, i): emit(where, r))
+    from tqdm import tqdm
+
+    bar = tqdm(total=0, desc="instances", file=sys.stderr, leave=False, delay=1.0,
+               disable=True if args.quiet else None, dynamic_ncols=True)
+
+    def step(count: int, total: int) -> None:
+        bar.total = total
+        bar.update(count - bar.n)
+
+    executor = "dask" if args.scheduler else "pool" if args.jobs > 1 else "sequential"
+    try:
+        if fresh:
+            run_tasks([selected[n] for n in fresh], executor=executor, jobs=args.jobs, scheduler=args.scheduler,
+                      timeout=args.scheduler_timeout, max_d=args.max_d, budget=budget, deadline=deadline,
+                      on_report=on_report, progress=step)
+    finally:
+        bar.close()
+    catch_up(len(selected))
     if not args.json:
         print(table_footer(reports))
+    index = [(th, i) for th, i, _, _ in selected]
     if args.report:
         from .verify.report import markdown_report
 
         with open(args.report, "w", encoding="utf-8") as fh:
-            fh.write(markdown_report([(th, i) for th, i, _ in entries], reports, quick=args.quick, max_d=args.max_d,
-                                     tasks=tasks))
+            fh.write(markdown_report(index, reports, budget=budget, max_d=args.max_d,
+                                     numbers=[_numbers(c, r) for (_, _, c, _), r in zip(selected, reports)],
+                                     seconds=None if deadline is None else float(args.budget)))
+    if args.plots:
+        from .verify.plots import draw_plots
+
+        for path in draw_plots(index, reports, args.plots):
+            print(f"plot: {path}", file=sys.stderr)
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
+
+
+def _numbers(claim, report) -> list[int]:
+    """Each outcome's instance number in the claim's sweep (instance names are unique within a claim)."""
+    where = {inst.name: k for k, inst in enumerate(claim.instances)}
+    return [where.get(o.instance, -1) for o in report.outcomes]
 
 
 def _resumed(path: str) -> dict:
@@ -1030,16 +1067,9 @@ def _verify_tasks(args, entries) -> dict | None:
         th, i, k = parts[0], int(parts[1]), int(parts[2])
         claim = known.get((th, i))
         if claim is None or k >= len(claim.instances):
-            raise InvalidArgument(f"--task: {text!r} names no instance of this sweep (mind --quick and --max-d)")
+            raise InvalidArgument(f"--task: {text!r} names no instance of this sweep (mind --budget and --max-d)")
         out.setdefault((th, i), []).append(k)
     return out
-
-
-def _restricted(claim, keep):
-    """The claim with only the instances ``keep`` (their indices in the full claim)."""
-    import dataclasses
-
-    return dataclasses.replace(claim, instances=tuple(claim.instances[k] for k in sorted(set(keep))))
 
 
 _COMMANDS = {

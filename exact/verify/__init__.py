@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from ..errors import InvalidArgument
 from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims, table_footer, table_header, table_row
+from .budget import BUDGETS, DEFAULT_BUDGET, check_budget
 from .kkg import kkg_claims
+from .lemmas import lemma_claims
 from .low_rank import low_rank_claims
 from .multihead import multihead_claims
 from .noisy import noisy_claims
@@ -17,6 +19,8 @@ from .transformer import transformer_claims
 
 __all__ = [
     "THEOREMS",
+    "BUDGETS",
+    "DEFAULT_BUDGET",
     "claims",
     "Claim",
     "ClaimReport",
@@ -33,28 +37,39 @@ __all__ = [
     "kkg_claims",
     "noisy_claims",
     "transformer_claims",
+    "lemma_claims",
 ]
 
-THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer")
+THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer", "lemmas")
+
+_BUILDERS = {
+    "4.1": single_head_claims,
+    "5.1": low_rank_claims,
+    "6.1": noisy_claims,
+    "7.1": multihead_claims,
+    "kkg": kkg_claims,
+    "transformer": transformer_claims,
+    "lemmas": lemma_claims,
+}
 
 
-def claims(theorems=THEOREMS, *, max_d: int = 16, quick: bool = False) -> list[Claim]:
-    """The claims of the given theorems (``"4.1"`` single head, ``"5.1"`` low rank, ``"6.1"`` noisy and
-    threshold oracles, ``"7.1"`` multi-head, ``"transformer"`` the ReLU FFN and one-layer Transformer)."""
+def claims(theorems=THEOREMS, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[Claim]:
+    """The claims of the given theorems, their sweeps sized by ``budget`` (``"quick"``, ``"standard"``, ``"full"``).
+
+    Theorems: ``"4.1"`` single head, ``"5.1"`` low rank, ``"6.1"`` noisy and threshold oracles,
+    ``"7.1"`` non-identifiable multi-head families, ``"kkg"`` canonical multi-head recovery,
+    ``"transformer"`` the ReLU FFN and the one-layer Transformer, ``"lemmas"`` the identities
+    the learners rest on.  ``max_d`` bounds the Theorem 4.1 random sweep.
+
+    >>> [c.name for c in claims(("lemmas",))][:1]
+    ['Logit primitive: f([b+u; b]) = vᵀb + σ(uᵀWb)·vᵀu']
+    """
     unknown = set(theorems) - set(THEOREMS)
     if unknown:
         raise InvalidArgument(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
+    check_budget(budget)
     out: list[Claim] = []
-    if "4.1" in theorems:
-        out += single_head_claims(max_d=max_d, quick=quick)
-    if "5.1" in theorems:
-        out += low_rank_claims(quick=quick)
-    if "6.1" in theorems:
-        out += noisy_claims(quick=quick)
-    if "7.1" in theorems:
-        out += multihead_claims(quick=quick)
-    if "kkg" in theorems:
-        out += kkg_claims(quick=quick)
-    if "transformer" in theorems:
-        out += transformer_claims(quick=quick)
+    for theorem in THEOREMS:
+        if theorem in theorems:
+            out += _BUILDERS[theorem](max_d=max_d, budget=budget) if theorem == "4.1" else _BUILDERS[theorem](budget=budget)
     return out

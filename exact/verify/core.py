@@ -34,18 +34,27 @@ class Instance:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What one instance gave: exact (or in bound), right count, seconds, a note."""
+    """What one instance gave: exact (or in bound), right count, seconds, a note, and its measurements.
+
+    ``metrics`` holds the numbers the plots and reports draw on (dimensions, queries and the
+    formula's count, errors and bounds), as plain JSON numbers and strings.
+    """
 
     instance: str
     exact: bool
     count: bool
     seconds: float
     note: str = ""
+    metrics: dict = field(default_factory=dict, compare=True)
 
 
 @dataclass(frozen=True)
 class ClaimReport:
-    """Per-claim totals: instances, how many were exact (or in bound), how many hit the count."""
+    """Per-claim totals: instances, how many were exact (or in bound), how many hit the count.
+
+    ``unrun`` counts the instances of the sweep that a time budget left unstarted; the totals
+    cover the instances that ran.
+    """
 
     claim: str
     instances: int
@@ -56,6 +65,7 @@ class ClaimReport:
     outcomes: tuple = ()
     skipped: str | None = None
     counts: bool = True
+    unrun: int = 0
 
     @property
     def holds(self) -> bool:
@@ -78,6 +88,7 @@ class ClaimReport:
             "failures": [dataclasses.asdict(f) for f in self.failures],
             "outcomes": [dataclasses.asdict(o) for o in self.outcomes],
             "counts": self.counts,
+            "unrun": self.unrun,
         }
 
     @classmethod
@@ -92,21 +103,33 @@ class ClaimReport:
             raise ValueError(f"expected a JSON object, got {type(row).__name__}")
         try:
             outcomes = tuple(Outcome(str(o["instance"]), bool(o["exact"]), bool(o["count"]), float(o["seconds"]),
-                                     str(o.get("note", ""))) for o in row["outcomes"])
+                                     str(o.get("note", "")), _metrics(o.get("metrics", {})))
+                             for o in row["outcomes"])
             report = cls(str(row["claim"]), int(row["instances"]), int(row["exact"]), int(row["count"]),
                          float(row["seconds"]), tuple(o for o in outcomes if not (o.exact and o.count)), outcomes,
                          row["skipped"] if row.get("skipped") is None else str(row["skipped"]),
-                         bool(row.get("counts", True)))
+                         bool(row.get("counts", True)), int(row.get("unrun", 0)))
         except (KeyError, TypeError, ValueError) as e:
             raise ValueError(f"not a verify row ({type(e).__name__}: {e})") from None
+        if report.unrun < 0:
+            raise ValueError(f"claim {report.claim!r}: negative unrun count")
         if report.skipped is None and len(outcomes) != report.instances:
             raise ValueError(f"claim {report.claim!r}: {len(outcomes)} outcomes for {report.instances} instances")
         return report
 
 
+def _metrics(value) -> dict:
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        raise ValueError("metrics must be a JSON object")
+    for v in value.values():
+        if not (v is None or isinstance(v, (bool, int, float, str))):
+            raise ValueError(f"metric values must be numbers or strings, got {type(v).__name__}")
+    return dict(value)
+
+
 @dataclass(frozen=True)
 class Claim:
-    """A statement checked on every instance by ``check(instance) -> (exact, count, note)``.
+    """A statement checked on every instance by ``check(instance) -> (exact, count, note[, metrics])``.
 
     ``requires`` names an optional module; without it the claim is skipped.
     ``counts=False`` marks claims with no query count (proofs, constructions): their
@@ -130,13 +153,17 @@ class Claim:
         """Check instance ``k``; a crash is a failed instance, reported, never hidden."""
         inst = self.instances[k]
         t = time.perf_counter()
+        metrics: dict = {}
         try:
-            exact, count, note = self.check(inst)
+            result = self.check(inst)
+            exact, count, note = result[:3]
+            if len(result) > 3:
+                metrics = _metrics(result[3])
         except Exception as e:
             exact, count, note = False, False, f"{type(e).__name__}: {e}"
         if not self.counts:
             count = True
-        return Outcome(inst.name, exact, count, time.perf_counter() - t, note)
+        return Outcome(inst.name, bool(exact), bool(count), time.perf_counter() - t, note, metrics)
 
     def run(self, progress: Callable[[str], None] | None = None) -> ClaimReport:
         skipped = self.skip_reason
@@ -149,8 +176,9 @@ class Claim:
             outcomes.append(self.run_instance(k))
         return self.report(outcomes)
 
-    def report(self, outcomes, *, skipped: str | None = None) -> ClaimReport:
-        """The claim's report from its instances' outcomes, in instance order."""
+    def report(self, outcomes, *, skipped: str | None = None, unrun: int = 0) -> ClaimReport:
+        """The claim's report from its instances' outcomes, in instance order (``unrun``: instances
+        a time budget left unstarted)."""
         if skipped is not None:
             return ClaimReport(self.name, len(self.instances), 0, 0, 0.0, skipped=skipped, counts=self.counts)
         return ClaimReport(
@@ -162,6 +190,7 @@ class Claim:
             tuple(o for o in outcomes if not (o.exact and o.count)),
             tuple(outcomes),
             counts=self.counts,
+            unrun=unrun,
         )
 
 
@@ -220,11 +249,14 @@ def table_row(r: ClaimReport) -> str:
     """One claim's row, plus its failures and skip reason on following lines."""
     n = r.instances
     count = f"{r.count}/{n}" if r.counts else "—"
-    cells = (r.claim[: _WIDTHS[0]], str(n), f"{r.exact}/{n}", count, f"{r.seconds:.2f}")
+    ran = f"{n} of {n + r.unrun}" if r.unrun else str(n)
+    cells = (r.claim[: _WIDTHS[0]], ran, f"{r.exact}/{n}", count, f"{r.seconds:.2f}")
     line = "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, _WIDTHS)))
     lines = [line + "  " + r.status]
     if r.skipped:
         lines.append(f"  SKIPPED {r.claim}: {r.skipped}")
+    if r.unrun:
+        lines.append(f"  PARTIAL {r.claim}: {r.unrun} of {n + r.unrun} instances not run within the time budget")
     for f in r.failures[:5]:
         lines.append(f"  FAIL {r.claim} / {f.instance}: {f.note}")
     return "\n".join(lines)
@@ -233,7 +265,10 @@ def table_row(r: ClaimReport) -> str:
 def table_footer(reports) -> str:
     held = sum(r.holds for r in reports)
     skipped = sum(bool(r.skipped) for r in reports)
-    return f"\n{held}/{len(reports) - skipped} claims hold" + (f" ({skipped} skipped)" if skipped else "")
+    partial = sum(bool(r.unrun) for r in reports)
+    notes = ([f"{skipped} skipped"] if skipped else []) + (
+        [f"{partial} on part of their sweep: the time budget ran out"] if partial else [])
+    return f"\n{held}/{len(reports) - skipped} claims hold" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def format_table(reports) -> str:

@@ -6,6 +6,7 @@ import random
 from fractions import Fraction
 
 from ..multihead import MultiHead
+from .budget import pick
 from .core import Claim, Instance
 
 __all__ = ["multihead_claims"]
@@ -17,11 +18,11 @@ def _inputs(d: int, n: int, seed: int):
         yield [[Fraction(rng.randint(-6, 6), rng.randint(1, 4)) for _ in range(d)] for _ in range(1 + k % 6)]
 
 
-def multihead_claims(*, quick: bool = False) -> list[Claim]:
-    """Constructions are proved equivalent for every N; non-equivalent pairs are refuted; §3.9 identities."""
+def multihead_claims(*, budget: str = "standard") -> list[Claim]:
+    """Constructions are proved equivalent for every N; non-equivalent pairs are refuted."""
     from proofs import multihead as mh
 
-    dims = (1, 2, 3) if quick else (1, 2, 3, 5)
+    dims = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4, 5))
     pairs = tuple(
         Instance(f"d={d} H={H} {kind}", MultiHead.random(d, H, seed=100 * d + H), grid=kind)
         for d in dims
@@ -47,7 +48,7 @@ def multihead_claims(*, quick: bool = False) -> list[Claim]:
         proof = mh.prove_equivalent(A, B)
         return proof.verified, True, proof.method
 
-    n_bad = 30 if quick else 100
+    n_bad = pick(budget, quick=30, standard=100, full=500)
     bad = tuple(
         Instance(f"random pair {i}", (MultiHead.random(d, H, seed=2 * i), MultiHead.random(d, H, seed=2 * i + 1)))
         for i, (d, H) in enumerate(((1 + i % 3, 2 + i % 3) for i in range(n_bad)))
@@ -61,25 +62,8 @@ def multihead_claims(*, quick: bool = False) -> list[Claim]:
         X = [[Fraction(x) for x in row] for row in proof.details["witness"]]
         return (not a.exact(X) == b.exact(X)), True, f"witness of length {len(X)}"
 
-    from proofs import prove_attention_oddness, prove_lemma_a1, prove_token_copy, prove_transformer_odd_part
-
-    ident = tuple(
-        Instance(name, fn)
-        for name, fn in (
-            ("oddness of attention", prove_attention_oddness),
-            ("T(X) − T(−X) = (Aᵀw)ᵀ h(X)", prove_transformer_odd_part),
-            ("token-copy identity, symbolic k", prove_token_copy),
-            ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz", prove_lemma_a1),
-        )
-    )
-
-    def identity_check(inst: Instance):
-        p = inst.model()
-        return p.verified, True, p.method
-
     return [
         Claim("Prop 7.1: constructions differ, same map for all N (proved)", pairs, construction_check, counts=False),
         Claim("Prop 7.1: symbolic families proved without numbers", fams, family_check, counts=False),
         Claim("Prop 7.1: non-equivalent pairs refuted by an exact witness", bad, refute_check, counts=False),
-        Claim("Identities behind the learners (symbolic / interval proofs)", ident, identity_check, counts=False),
     ]

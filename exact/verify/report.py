@@ -13,6 +13,7 @@ _TITLES = {
     "7.1": "Proposition 7.1 [BSHK26]: non-identifiable multi-head parameterisations",
     "kkg": "[KKG26]: the canonical multi-head form, exactly",
     "transformer": "[BSHK26]: ReLU FFN extraction and the one-layer Transformer",
+    "lemmas": "The identities the learners rest on",
 }
 
 
@@ -20,48 +21,66 @@ def _cell(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def markdown_report(index, reports, *, quick: bool, max_d: int, tasks=None) -> str:
+def sweep_options(budget: str, max_d: int) -> str:
+    """The ``verify`` options that rebuild this sweep (empty for the default one)."""
+    return (f"--budget {budget} " if budget != "standard" else "") + (f"--max-d {max_d} " if max_d != 16 else "")
+
+
+def markdown_report(index, reports, *, budget: str = "standard", max_d: int = 16, numbers=None,
+                    seconds: float | None = None) -> str:
     """The report of ``reports``, whose claims are ``index`` = [(theorem, claim number), ...].
 
-    Every failed instance gets the command line that re-runs exactly that instance
-    (``exact-attention verify --task THEOREM:CLAIM:INSTANCE`` with the sweep's options).
+    ``numbers[j]`` gives, for each outcome of ``reports[j]``, its instance's number in the claim's
+    sweep (default: 0, 1, 2, ...).
+
+    Each theorem gets a table: instances, how many were exact (or within the bound), how many
+    hit the query count, the queries asked against the formula's count summed over the
+    instances, seconds and status.  Every failed instance gets the command line that re-runs
+    exactly that instance (``exact-attention verify --task THEOREM:CLAIM:INSTANCE`` with the
+    sweep's options).  ``seconds`` records a time budget (the sweep is then the full one).
 
     Examples
     --------
     >>> from exact.verify.core import ClaimReport, Outcome
-    >>> bad = Outcome("d=2", False, True, 0.1, "off by one")
+    >>> bad = Outcome("d=2", False, True, 0.1, "off by one", {"queries": 7, "formula": 6})
     >>> r = ClaimReport("a claim", 1, 0, 1, 0.1, failures=(bad,), outcomes=(bad,))
-    >>> text = markdown_report([("kkg", 2)], [r], quick=True, max_d=16)
-    >>> "| a claim | 1 | 0/1 | 1/1 |" in text, "exact-attention verify --task kkg:2:0 --quick" in text
+    >>> text = markdown_report([("kkg", 2)], [r], budget="quick")
+    >>> "| a claim | 1 | 0/1 | 1/1 | 7 / 6 |" in text, "exact-attention verify --task kkg:2:0 --budget quick" in text
     (True, True)
     """
     held = sum(r.holds for r in reports)
     skipped = sum(bool(r.skipped) for r in reports)
-    sweep = ("--quick " if quick else "") + (f"--max-d {max_d} " if max_d != 16 else "")
+    partial = sum(bool(r.unrun) for r in reports)
+    sweep = sweep_options(budget, max_d)
+    size = f"{seconds:g} s over the full sweep" if seconds is not None else budget
     lines = [
         "# exact-attention verify report",
         "",
-        f"exact-attention {__version__}; sweep: {'quick' if quick else 'default'}, max d = {max_d}.",
-        f"**{held}/{len(reports) - skipped} claims hold**" + (f" ({skipped} skipped)" if skipped else "") + ".",
+        f"exact-attention {__version__}; budget: {size}; max d = {max_d}.",
+        f"**{held}/{len(reports) - skipped} claims hold**" + (f" ({skipped} skipped)" if skipped else "") + "."
+        + (f" {partial} claims ran on part of their sweep before the time budget ran out." if partial else ""),
         "",
         "Columns: *exact* counts the instances whose result was exact (or within its stated bound); *count* "
-        "those whose query count matched the theorem's formula (— for claims without a count).",
+        "those whose query count matched the theorem's formula (— for claims without a count); *queries / "
+        "formula* sums, over the instances, the queries the learner asked and the count the formula gives.",
     ]
     failures = []
     for theorem in dict.fromkeys(th for th, _ in index):
         lines += ["", f"## {_TITLES.get(theorem, theorem)}", "",
-                  "| claim | instances | exact | count | seconds | status |", "|---|---:|---:|---:|---:|---|"]
-        for (th, number), r in zip(index, reports):
+                  "| claim | instances | exact | count | queries / formula | seconds | status |",
+                  "|---|---:|---:|---:|---:|---:|---|"]
+        for j, ((th, number), r) in enumerate(zip(index, reports)):
             if th != theorem:
                 continue
             n = r.instances
             count = f"{r.count}/{n}" if r.counts else "—"
-            lines.append(f"| {_cell(r.claim)} | {n} | {r.exact}/{n} | {count} | {r.seconds:.2f} | {r.status} |")
-            kept = (tasks or {}).get((th, number))
-            for k, o in enumerate(r.outcomes):
+            ran = f"{n} of {n + r.unrun}" if r.unrun else str(n)
+            lines.append(f"| {_cell(r.claim)} | {ran} | {r.exact}/{n} | {count} | {_queries(r)} | "
+                         f"{r.seconds:.2f} | {r.status} |")
+            ks = numbers[j] if numbers is not None else range(len(r.outcomes))
+            for k, o in zip(ks, r.outcomes):
                 if not (o.exact and o.count):
-                    original = sorted(set(kept))[k] if kept else k
-                    failures.append((th, number, original, r.claim, o))
+                    failures.append((th, number, k, r.claim, o))
     lines += ["", "## Failures", ""]
     if not failures:
         lines.append("None.")
@@ -70,3 +89,12 @@ def markdown_report(index, reports, *, quick: bool, max_d: int, tasks=None) -> s
         command = f"exact-attention verify --task {th}:{number}:{k} {sweep}".rstrip()
         lines.append(f"  reproduce: `{command}`")
     return "\n".join(lines) + "\n"
+
+
+def _queries(report) -> str:
+    """Queries asked against the formula's count, summed over the instances that record both."""
+    pairs = [(o.metrics["queries"], o.metrics["formula"]) for o in report.outcomes
+             if isinstance(o.metrics.get("queries"), int) and isinstance(o.metrics.get("formula"), int)]
+    if not pairs:
+        return "—"
+    return f"{sum(q for q, _ in pairs)} / {sum(f for _, f in pairs)}"

@@ -1,32 +1,40 @@
 """Shippable verification tasks: one claim instance as plain data, run anywhere the package is.
 
 A :class:`Task` names a theorem, a claim of it, an instance of that claim and the sweep's
-size (``max_d``, ``quick``).  It holds no code and no model, so it pickles, and any process
+size (``max_d``, ``budget``).  It holds no code and no model, so it pickles, and any process
 that imports ``exact`` rebuilds the claim (once per process) and runs the instance.  That
-is what lets ``verify --jobs N`` use a local process pool: the instances of every claim
-are spread over the workers, and each claim's report is assembled, in instance order,
-from its outcomes.  The table is the same as the sequential run's apart from the seconds.
+is what lets ``verify --jobs N`` use a local process pool and ``verify --scheduler ADDR`` a
+Dask cluster: the instances of every claim are spread over the workers, and each claim's
+report is assembled, in instance order, from its outcomes.  The table is the same as the
+sequential run's apart from the seconds.
+
+:func:`run_tasks` is the one entry point; its ``executor`` is ``"sequential"`` (this
+process), ``"pool"`` (``jobs`` local processes) or ``"dask"`` (a scheduler address).  With
+a ``deadline`` no task starts after it; the claims cut short report how many of their
+instances did not run.
 
 Examples
 --------
 >>> import pickle
->>> task = Task("7.1", 3, 0, max_d=16, quick=True)
+>>> task = Task("lemmas", 1, 0, budget="quick")
 >>> pickle.loads(pickle.dumps(task)) == task
 True
->>> run_task(task).exact                       # the oddness-of-attention identity, proved
+>>> run_task(task).exact                       # the oddness of attention, proved
 True
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..errors import InvalidArgument
+from .budget import BUDGETS, DEFAULT_BUDGET, check_budget
 from .core import Claim, ClaimReport, Outcome
 
-__all__ = ["Task", "run_task", "tasks_for", "run_parallel", "run_dask"]
+__all__ = ["Task", "run_task", "tasks_for", "run_tasks", "run_parallel", "run_dask"]
 
 
 @dataclass(frozen=True)
@@ -37,109 +45,126 @@ class Task:
     claim: int
     instance: int
     max_d: int = 16
-    quick: bool = False
+    budget: str = DEFAULT_BUDGET
 
 
 @functools.lru_cache(maxsize=32)
-def _claims(theorem: str, max_d: int, quick: bool) -> tuple[Claim, ...]:
+def _claims(theorem: str, max_d: int, budget: str) -> tuple[Claim, ...]:
     from . import claims
 
-    return tuple(claims((theorem,), max_d=max_d, quick=quick))
+    return tuple(claims((theorem,), max_d=max_d, budget=budget))
 
 
 def run_task(task: Task) -> Outcome:
     """Run one task in this process (the claim is built once per process and theorem)."""
-    built = _claims(task.theorem, task.max_d, task.quick)
+    built = _claims(task.theorem, task.max_d, check_budget(task.budget))
     if not 0 <= task.claim < len(built) or not 0 <= task.instance < len(built[task.claim].instances):
         raise InvalidArgument(f"task: theorem {task.theorem} has no claim {task.claim} instance {task.instance}")
     return built[task.claim].run_instance(task.instance)
 
 
-def tasks_for(theorems, *, max_d: int = 16, quick: bool = False) -> list[tuple[str, int, Claim]]:
+def tasks_for(theorems, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[tuple[str, int, Claim]]:
     """``(theorem, index, claim)`` for every claim of the given theorems, in report order."""
-    out = []
-    for theorem in theorems:
-        for i, claim in enumerate(_claims(theorem, max_d, quick)):
-            out.append((theorem, i, claim))
-    return out
+    return [(theorem, i, claim) for theorem in theorems for i, claim in enumerate(_claims(theorem, max_d, budget))]
 
 
-def _selected(theorems, max_d: int, quick: bool, only) -> list:
-    return [t for t in tasks_for(theorems, max_d=max_d, quick=quick) if only is None or t[:2] in only]
+def _tiers(theorem: str, index: int, claim: Claim, max_d: int) -> list[int]:
+    """Per instance of a full-budget claim: 0 if the quick sweep has it, 1 if the standard one does, else 2."""
+    names = []
+    for budget in BUDGETS[:-1]:
+        same = [c for c in _claims(theorem, max_d, budget) if c.name == claim.name]
+        names.append({i.name for i in same[0].instances} if same else set())
+    return [0 if i.name in names[0] else 1 if i.name in names[1] else 2 for i in claim.instances]
 
 
-def _assemble(claims, finished, *, on_report=None, progress=None) -> list[ClaimReport]:
-    """Reports in claim order from ``finished``, an iterator of ``((claim, instance), outcome)`` in
-    any order; ``on_report`` sees each report as soon as it and every report before it are complete."""
-    outcomes: list[list] = [[None] * len(c.instances) for _, _, c in claims]
-    skipped = [c.skip_reason for _, _, c in claims]
-    total = sum(len(c.instances) for n, (_, _, c) in enumerate(claims) if skipped[n] is None)
-    reports: list = [None] * len(claims)
+def _plan(selected, *, max_d: int, budget: str, deadline: float | None) -> list[tuple[tuple[int, int], Task]]:
+    """The tasks of the selected claims ``[(theorem, index, claim, instance indices)]``, keyed by
+    (position, instance).  Under a deadline the order spreads the time over every claim: the
+    quick sweep's instances first, then the standard sweep's, each round one instance per claim."""
+    keyed = []
+    for n, (theorem, i, claim, ks) in enumerate(selected):
+        if claim.skip_reason is not None:
+            continue
+        tiers = _tiers(theorem, i, claim, max_d) if deadline is not None else [0] * len(claim.instances)
+        for rank, k in enumerate(ks):
+            keyed.append(((tiers[k], rank, n), ((n, k), Task(theorem, i, k, max_d=max_d, budget=budget))))
+    keyed.sort(key=lambda item: item[0])
+    return [item for _, item in keyed]
+
+
+def _assemble(selected, finished, *, on_report=None, progress=None) -> list[ClaimReport]:
+    """Reports in claim order from ``finished``, an iterator of ``((position, instance), outcome)`` in
+    any order; ``on_report`` sees each report as soon as it and every report before it are complete.
+    Instances that never finished (a deadline) are counted as ``unrun``."""
+    slots = [{k: None for k in ks} for _, _, _, ks in selected]
+    skipped = [c.skip_reason for _, _, c, _ in selected]
+    total = sum(len(s) for n, s in enumerate(slots) if skipped[n] is None)
+    reports: list = [None] * len(selected)
     emitted = done = 0
 
-    def flush() -> None:
+    def flush(final: bool) -> None:
         nonlocal emitted
-        while emitted < len(claims):
+        while emitted < len(selected):
             n = emitted
-            if skipped[n] is None and any(o is None for o in outcomes[n]):
+            missing = sum(o is None for o in slots[n].values())
+            if skipped[n] is None and missing and not final:
                 return
-            reports[n] = claims[n][2].report(outcomes[n], skipped=skipped[n])
+            outcomes = [o for o in slots[n].values() if o is not None]
+            reports[n] = selected[n][2].report(outcomes, skipped=skipped[n], unrun=missing)
             if on_report is not None:
                 on_report(reports[n])
             emitted += 1
 
-    flush()
+    flush(False)
     for (n, k), outcome in finished:
-        outcomes[n][k] = outcome
+        slots[n][k] = outcome
         done += 1
         if progress is not None:
             progress(done, total)
-        flush()
-    flush()
+        flush(False)
+    flush(True)
     return reports
 
 
-def _tasks(claims, max_d: int, quick: bool) -> list[tuple[tuple[int, int], Task]]:
-    return [((n, k), Task(theorem, i, k, max_d=max_d, quick=quick))
-            for n, (theorem, i, claim) in enumerate(claims) if claim.skip_reason is None
-            for k in range(len(claim.instances))]
+def _sequential(plan, deadline) -> Iterator:
+    for key, task in plan:
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+        yield key, run_task(task)
 
 
-def run_parallel(
-    theorems, *, jobs: int, max_d: int = 16, quick: bool = False, on_report: Callable | None = None,
-    progress: Callable[[int, int], None] | None = None, only: set | None = None,
-) -> list[ClaimReport]:
-    """Run every instance of the theorems' claims on a pool of ``jobs`` local processes.
-
-    Reports come back in claim order; ``on_report`` is called for each as soon as it and every
-    claim before it are complete (so a table streams in order).  ``progress(done, total)`` is
-    called as instances finish.  ``only`` restricts the run to these ``(theorem, index)`` claims.
-    """
+def _pool(plan, jobs: int, deadline) -> Iterator:
     import concurrent.futures as cf
     import multiprocessing
 
-    claims = _selected(theorems, max_d, quick, only)
     ctx = multiprocessing.get_context("spawn")  # a clean interpreter per worker: no forked flint state
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        futures = {pool.submit(run_task, task): key for key, task in _tasks(claims, max_d, quick)}
-        finished = ((futures[f], f.result()) for f in cf.as_completed(futures))
-        return _assemble(claims, finished, on_report=on_report, progress=progress)
+        if deadline is None:
+            futures = {pool.submit(run_task, task): key for key, task in plan}
+            for f in cf.as_completed(futures):
+                yield futures[f], f.result()
+            return
+        pending = iter(plan)
+        running: dict = {}
+        while True:  # a window of 2·jobs tasks, refilled only before the deadline
+            while len(running) < 2 * jobs and time.monotonic() < deadline:
+                item = next(pending, None)
+                if item is None:
+                    break
+                running[pool.submit(run_task, item[1])] = item[0]
+            if not running:
+                return
+            finished, _ = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+            for f in finished:
+                key = running.pop(f)
+                if not f.cancelled():
+                    yield key, f.result()
+            if time.monotonic() >= deadline:
+                for f in [f for f in running if f.cancel()]:
+                    running.pop(f)
 
 
-def run_dask(
-    theorems, *, scheduler, max_d: int = 16, quick: bool = False, on_report: Callable | None = None,
-    progress: Callable[[int, int], None] | None = None, only: set | None = None, timeout: float = 10.0,
-) -> list[ClaimReport]:
-    """Run the instances on an existing Dask distributed cluster (``Client(scheduler)``), gathering
-    results as they complete; the same reports as :func:`run_parallel`.
-
-    Raises
-    ------
-    MissingDependency
-        Without the ``cluster`` extra (dask and distributed).
-    InvalidArgument
-        When no scheduler answers at ``scheduler`` within ``timeout`` seconds.
-    """
+def _dask(plan, scheduler: str, timeout: float, deadline) -> Iterator:
     try:
         from distributed import Client, as_completed
     except ImportError:
@@ -148,7 +173,6 @@ def run_dask(
         raise MissingDependency(
             "--scheduler needs dask and distributed: pip install 'exact-attention[cluster]'"
         ) from None
-    claims = _selected(theorems, max_d, quick, only)
     try:
         client = Client(scheduler, timeout=timeout)
     except (OSError, TimeoutError) as e:
@@ -156,8 +180,89 @@ def run_dask(
             f"--scheduler: no Dask scheduler answers at {scheduler!r} within {timeout:g} s ({type(e).__name__})"
         ) from None
     with client:
-        keyed = _tasks(claims, max_d, quick)
-        futures = client.map(run_task, [task for _, task in keyed], pure=False)
-        key_of = {f.key: key for f, (key, _) in zip(futures, keyed)}
-        finished = ((key_of[f.key], f.result()) for f in as_completed(futures))
-        return _assemble(claims, finished, on_report=on_report, progress=progress)
+        if deadline is None:
+            futures = client.map(run_task, [task for _, task in plan], pure=False)
+            key_of = {f.key: key for f, (key, _) in zip(futures, plan)}
+            for f in as_completed(futures):
+                yield key_of[f.key], f.result()
+            return
+        window = 2 * max(1, sum(client.nthreads().values()))
+        pending = iter(plan)
+        key_of = {}
+        stream = as_completed()
+        for _ in range(window):
+            item = next(pending, None)
+            if item is None:
+                break
+            f = client.submit(run_task, item[1], pure=False)
+            key_of[f.key] = item[0]
+            stream.add(f)
+        for f in stream:
+            yield key_of[f.key], f.result()
+            if time.monotonic() < deadline:
+                item = next(pending, None)
+                if item is not None:
+                    g = client.submit(run_task, item[1], pure=False)
+                    key_of[g.key] = item[0]
+                    stream.add(g)
+
+
+def run_tasks(
+    selected, *, executor: str = "sequential", jobs: int = 1, scheduler: str | None = None, timeout: float = 10.0,
+    max_d: int = 16, budget: str = DEFAULT_BUDGET, deadline: float | None = None,
+    on_report: Callable | None = None, progress: Callable[[int, int], None] | None = None,
+) -> list[ClaimReport]:
+    """Run the selected claims' instances and return their reports, in the order of ``selected``.
+
+    Parameters
+    ----------
+    selected : list of (theorem, index, Claim, instance indices)
+        The claims (as :func:`tasks_for` numbers them) and which of their instances to run.
+    executor : {"sequential", "pool", "dask"}
+        This process; ``jobs`` local processes; the Dask cluster at ``scheduler``.
+    deadline : float, optional
+        A :func:`time.monotonic` time after which no task starts (a time budget).
+    on_report, progress
+        ``on_report(report)`` as each claim completes (in order); ``progress(done, total)`` as
+        instances finish.
+
+    Raises
+    ------
+    MissingDependency
+        ``executor="dask"`` without the ``cluster`` extra (dask and distributed).
+    InvalidArgument
+        An unknown executor, or no Dask scheduler answering at ``scheduler`` within ``timeout`` seconds.
+    """
+    plan = _plan(selected, max_d=max_d, budget=budget, deadline=deadline)
+    if executor == "sequential":
+        finished = _sequential(plan, deadline)
+    elif executor == "pool":
+        finished = _pool(plan, jobs, deadline)
+    elif executor == "dask":
+        if scheduler is None:
+            raise InvalidArgument("executor 'dask' needs a scheduler address")
+        finished = _dask(plan, scheduler, timeout, deadline)
+    else:
+        raise InvalidArgument(f"executor: expected sequential, pool or dask, got {executor!r}")
+    return _assemble(selected, finished, on_report=on_report, progress=progress)
+
+
+def _select(theorems, max_d: int, budget: str, only) -> list:
+    return [(th, i, c, range(len(c.instances))) for th, i, c in tasks_for(theorems, max_d=max_d, budget=budget)
+            if only is None or (th, i) in only]
+
+
+def run_parallel(theorems, *, jobs: int, max_d: int = 16, budget: str = DEFAULT_BUDGET, only: set | None = None,
+                 **kwargs) -> list[ClaimReport]:
+    """Every instance of the theorems' claims (``only``: these ``(theorem, index)`` claims) on ``jobs``
+    local processes; see :func:`run_tasks`."""
+    return run_tasks(_select(theorems, max_d, budget, only), executor="pool", jobs=jobs, max_d=max_d, budget=budget,
+                     **kwargs)
+
+
+def run_dask(theorems, *, scheduler: str, max_d: int = 16, budget: str = DEFAULT_BUDGET, only: set | None = None,
+             **kwargs) -> list[ClaimReport]:
+    """Every instance of the theorems' claims on an existing Dask distributed cluster (``Client(scheduler)``),
+    gathered as they complete; the same reports as :func:`run_parallel`."""
+    return run_tasks(_select(theorems, max_d, budget, only), executor="dask", scheduler=scheduler, max_d=max_d,
+                     budget=budget, **kwargs)

@@ -7,6 +7,7 @@ from ..errors import NotIdentifiable
 from ..ffn import ReLUFFN
 from ..oracles import ExactOracle
 from ..transformer import Transformer
+from .budget import pick
 from .core import Claim, Instance
 
 __all__ = ["transformer_claims"]
@@ -25,7 +26,7 @@ def _ffn_check(inst: Instance):
              and r.certificate.conditions.get("units_seen") is True)  # all m units seen: no assumption left
     return exact, total == r.queries + r.verification_queries and total <= bound, (
         f"{total} queries <= {bound}, {total / len(net.parameters()):.2f} per parameter"
-    )
+    ), {"d": net.d, "m": m, "queries": total, "bound": bound, "parameters": len(net.parameters())}
 
 
 def _edge_check(inst: Instance):
@@ -51,7 +52,9 @@ def _transformer_check(inst: Instance):
              and (not r.details["identifiable"] or r.model.ffn.unit_form() == T.ffn.unit_form())
              and r.exact and r.certificate.check().holds)
     count = r.queries == r.details["ffn_queries"] + 2 * (d * d + d) == oracle.count - r.verification_queries
-    return exact, count, f"{r.details['ffn_queries']} + 2(d² + d) = {r.queries} oracle calls"
+    formula = r.details["ffn_queries"] + 2 * (d * d + d)
+    return exact, count, f"{r.details['ffn_queries']} + 2(d² + d) = {r.queries} oracle calls", {
+        "d": d, "m": T.m, "queries": r.queries, "formula": formula}
 
 
 def _not_identifiable_check(inst: Instance):
@@ -62,17 +65,12 @@ def _not_identifiable_check(inst: Instance):
     return False, True, "no NotIdentifiable raised"
 
 
-def _lemma_check(inst: Instance):
-    from proofs import prove_transformer_odd_part  # verify is an application layer over exact and proofs
-
-    proof = prove_transformer_odd_part()
-    return proof.verified, True, "sympy: ReLU(z) − ReLU(−z) = z and h(−X) = −h(X)"
-
-
-def transformer_claims(*, quick: bool = False) -> list[Claim]:
-    """FFN extraction (exact, within the count), its edge cases, the Transformer reduction, its lemma."""
-    shapes = ((4, 4), (8, 8), (8, 4), (8, 16)) if quick else ((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32))
-    seeds = range(2) if quick else range(3)
+def transformer_claims(*, budget: str = "standard") -> list[Claim]:
+    """FFN extraction (exact, within the count), its edge cases, the Transformer reduction."""
+    shapes = pick(budget, quick=((4, 4), (8, 8), (8, 4), (8, 16)),
+                  standard=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32)),
+                  full=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32), (16, 64), (48, 48)))
+    seeds = range(pick(budget, quick=2, standard=3, full=5))
     nets = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", ReLUFFN.random(d, m, seed=s)) for d, m in shapes for s in seeds)
     edges = (
         Instance("antipodal pair, m <= d", ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, 2, -1]), grid="unit"),
@@ -84,15 +82,14 @@ def transformer_claims(*, quick: bool = False) -> list[Claim]:
         Instance("structured: Hadamard rows", ReLUFFN([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]],
                                                        [1, 2, 3, 4]), grid="unit"),
     )
-    tshapes = ((4, 4), (8, 8)) if quick else ((4, 4), (8, 8), (16, 16))
+    tshapes = pick(budget, quick=((4, 4), (8, 8)), standard=((4, 4), (8, 8), (16, 16)),
+                   full=((4, 4), (8, 8), (16, 16), (24, 24)))
     trans = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", Transformer.random(d, m, seed=s))
                   for d, m in tshapes for s in seeds)
     zero = (Instance("Aᵀw = 0", Transformer([[1, 0], [0, 1]], [[1, 1], [-1, -1]], [1, 1])),)
-    lemma = (Instance("symbolic", None),)
     return [
         Claim("FFN: exact canonical form, Q <= (m+1)(d-2)+5m+20", nets, _ffn_check),
         Claim("FFN edge cases: function exact, units as stated", edges, _edge_check, counts=False),
         Claim("Transformer: exact W and FFN, Q_FFN + 2(d²+d) calls", trans, _transformer_check),
         Claim("Transformer: Aᵀw = 0 raises NotIdentifiable", zero, _not_identifiable_check, counts=False),
-        Claim("Transformer lemma: T(X) − T(−X) = (Aᵀw)ᵀh(X)", lemma, _lemma_check, counts=False),
     ]
