@@ -42,8 +42,7 @@ __all__ = [
 
 THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer", "lemmas")
 
-_BUILDERS = {
-    "4.1": single_head_claims,
+_BUILDERS = {  # 4.1 also takes max_d
     "5.1": low_rank_claims,
     "6.1": noisy_claims,
     "7.1": multihead_claims,
@@ -71,5 +70,5 @@ def claims(theorems=THEOREMS, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) 
     out: list[Claim] = []
     for theorem in THEOREMS:
         if theorem in theorems:
-            out += _BUILDERS[theorem](max_d=max_d, budget=budget) if theorem == "4.1" else _BUILDERS[theorem](budget=budget)
+            out += single_head_claims(max_d=max_d, budget=budget) if theorem == "4.1" else _BUILDERS[theorem](budget=budget)
     return out

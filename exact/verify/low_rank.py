@@ -72,8 +72,8 @@ def _cs_check(inst: Instance):
 
 def _phase_check(inst: Instance):
     """Below 2rd − r² measurements no learner can pin the head down; at the default C the CS learner succeeds."""
+    assert inst.rank is not None and inst.grid is not None  # every phase instance names its rank and C
     d, r, C = inst.model.d, inst.rank, float(inst.grid)
-    assert r is not None
     spec = registry.get("low-rank-cs")
     oracle = ExactOracle(inst.model)
     result = spec.learn(oracle, rank=r, C=C, seed=1)
