@@ -19,7 +19,8 @@ Subcommands::
     exact-attention learn transformer --model FILE [--m M] [--json]
     exact-attention counterexample --d D --heads H --seed S [--kind K]  Prop. 7.1, proved
     exact-attention certify FILE                                       re-check a certificate
-    exact-attention verify [--budget B] [--jobs N] [--report F]      check the theorems' claims
+    exact-attention verify [--budget B] [--jobs N] [--report F]        check the theorems' claims
+    exact-attention corpus export DIR                                  reference vectors for other learners
 
 ``learn`` offers every registered learner (:mod:`exact.registry`); its options come
 from the learner's spec.  Every error is reported as one line on stderr with exit
@@ -181,6 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND", parser_class=_Parser)
     _random_parser(sub)
+    _corpus_parser(sub)
     _learn_parser(sub)
 
     ce = sub.add_parser("counterexample", help="Prop. 7.1: a different multi-head parameterisation with the same map, proved")
@@ -233,6 +235,30 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("--json", action="store_true", help="print one JSON row per instance and per claim instead of a table")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
+
+
+def _corpus_parser(sub) -> None:
+    c = sub.add_parser("corpus", help="the regression corpus: independent reference vectors for other learners")
+    csub = c.add_subparsers(dest="corpus_command", required=True, metavar="ACTION", parser_class=_Parser)
+    e = csub.add_parser("export", help="write the corpus (models, queries, exact answers) into DIR")
+    e.add_argument("directory", metavar="DIR", help="where to write manifest.json and one file per theorem")
+    e.add_argument("--seed", type=_int_type(0), default=None, help="master seed of the generator (default: fixed)")
+    e.add_argument("--size", choices=("quick", "standard"), default="standard",
+                   help="quick: a few instances per theorem; standard (default): the full corpus")
+
+
+def _cmd_corpus(args) -> int:
+    from .corpus.generate import MASTER_SEED, write
+
+    directory = args.directory
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise InvalidArgument(f"corpus export: {directory} exists and is not a directory")
+    if os.path.isdir(directory) and os.listdir(directory) and not os.path.exists(os.path.join(directory,
+                                                                                              "manifest.json")):
+        raise InvalidArgument(f"corpus export: {directory} is not empty and holds no corpus; refusing to write into it")
+    for path in write(directory, seed=MASTER_SEED if args.seed is None else args.seed, size=args.size):
+        print(path)
+    return 0
 
 
 def _random_parser(sub) -> None:
@@ -1078,6 +1104,7 @@ _COMMANDS = {
     "counterexample": _cmd_counterexample,
     "certify": _cmd_certify,
     "verify": _cmd_verify,
+    "corpus": _cmd_corpus,
 }
 
 

@@ -85,6 +85,27 @@ class ExactAnswer:
         """The answer as an exact sympy expression (sums of ``c·exp(q)``)."""
         return self.__value().sympy()
 
+    def decimal(self, digits: int = 50) -> str:
+        """The answer as a decimal string of ``digits`` significant digits, every one of them correct
+        (from a rigorous ball; no library types needed to read it).
+
+        >>> from exact.models import SingleHead
+        >>> ExactOracle(SingleHead([[0]], [1])).query([[1], [3]]).decimal(20)
+        '2.0000000000000000000'
+        """
+        if isinstance(digits, bool) or not isinstance(digits, int) or not 1 <= digits <= 100_000:
+            raise InvalidArgument(f"digits: expected an integer in 1..100000, got {digits!r}")
+        prec = int(digits * 3.33) + 64
+        while True:
+            with ctx.workprec(prec):
+                b = self.ball(prec)
+                text = b.str(digits, radius=False, more=False)
+                if b.rad() == 0 or b.rad() * 10 ** (digits + 2) < abs(b.mid()) or b.is_zero():
+                    return text
+            prec *= 2
+            if prec > 1 << 20:
+                raise InvalidArgument(f"digits: cannot resolve {digits} digits of this answer")
+
     def rational(self) -> Fraction | None:
         """The answer as an exact Fraction when it is rational (a ReLU network's answers are),
         else ``None``; decided exactly, not from a ball.
