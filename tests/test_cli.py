@@ -811,8 +811,9 @@ def test_rank_bound_below_the_truth_without_checks_reports_the_difference(low_ra
 # -- verify ----------------------------------------------------------------------------
 
 
-#: The one claim of ``verify --quick`` that needs an optional dependency (the cs extra).
+#: The claims of ``verify --quick`` that need an optional dependency (the cs extra).
 CS_CLAIM = "Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5"
+PHASE_CLAIM = "Thm 5.1 CS phase transition: fails below 2rd − r² measurements, succeeds at the default C"
 
 
 def hide_cvxpy(monkeypatch) -> None:
@@ -833,7 +834,7 @@ def test_verify_quick_json(capsys):
     assert len(instances) == sum(len(r["outcomes"]) for r in rows) and all(r["task"].count(":") == 2 for r in instances)
     cvxpy_installed = importlib.util.find_spec("cvxpy") is not None
     for row in rows:
-        if row["claim"] == CS_CLAIM and not cvxpy_installed:
+        if row["claim"] in (CS_CLAIM, PHASE_CLAIM) and not cvxpy_installed:
             assert row["holds"] is False and row["skipped"] == "cvxpy is not installed", row
             continue
         assert row["holds"] is True and row["skipped"] is None, row
@@ -844,7 +845,7 @@ def test_verify_quick_json(capsys):
     assert len(set(names)) == len(names)
 
 
-def test_verify_table_without_cvxpy_skips_one_claim_and_exits_0(monkeypatch, capsys):
+def test_verify_table_without_cvxpy_skips_its_claims_and_exits_0(monkeypatch, capsys):
     """The README's promise: a claim whose optional dependency is missing is reported as skipped."""
     hide_cvxpy(monkeypatch)
     rc, out, err = run(capsys, "verify", "--quick", "--quiet")
@@ -859,8 +860,9 @@ def test_verify_table_without_cvxpy_skips_one_claim_and_exits_0(monkeypatch, cap
     cs_rows = [line for line in lines if line.startswith(CS_CLAIM)]
     assert len(cs_rows) == 1 and cs_rows[0].rstrip().endswith("skipped")
     assert f"  SKIPPED {CS_CLAIM}: cvxpy is not installed" in lines
+    assert f"  SKIPPED {PHASE_CLAIM}: cvxpy is not installed" in lines
     claims = [line for line in lines[2:] if line.rstrip().endswith((" ok", " skipped"))]
-    assert lines[-1] == f"{len(claims) - 1}/{len(claims) - 1} claims hold (1 skipped)"
+    assert lines[-1] == f"{len(claims) - 2}/{len(claims) - 2} claims hold (2 skipped)"
 
 
 # -- entry points ----------------------------------------------------------------------

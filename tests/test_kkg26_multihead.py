@@ -438,7 +438,7 @@ def test_the_kkg_verify_claims_fail_for_a_perturbed_learner():
     from exact import registry
     from exact.verify.kkg import kkg_claims
 
-    paper = next(c for c in kkg_claims(quick=True) if "canonical form exactly" in c.name)
+    paper = next(c for c in kkg_claims(budget="quick") if "canonical form exactly" in c.name)
     original = registry.get("multi-head")
 
     def off_by_one_value(oracle, **options):

@@ -53,14 +53,19 @@ def test_claims_without_counts_show_a_dash_and_ignore_the_count():
 
 
 def test_claims_selection():
-    names = [c.name for c in claims(("5.1",), quick=True)]
+    names = [c.name for c in claims(("5.1",), budget="quick")]
     assert names and all(n.startswith("Thm 5.1") for n in names)
-    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, transformer, got 9.9"):
+    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, transformer, lemmas, got 9.9"):
         claims(("9.9",))
-    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer")
-    names = [c.name for c in claims(("transformer",), quick=True)]
-    assert any(n.startswith("FFN: exact") for n in names) and any(n.startswith("Transformer lemma") for n in names)
-    noisy = [c.name for c in claims(("6.1",), quick=True)]
+    with pytest.raises(ValueError, match="budget: expected one of quick, standard, full, got 'huge'"):
+        claims(("4.1",), budget="huge")
+    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer", "lemmas")
+    names = [c.name for c in claims(("transformer",), budget="quick")]
+    assert any(n.startswith("FFN: exact") for n in names) and any(n.startswith("Transformer: exact") for n in names)
+    lemmas = [c.name for c in claims(("lemmas",), budget="quick")]
+    assert [n.split(":")[0] for n in lemmas] == ["Logit primitive", "Oddness of attention", "Transformer odd part",
+                                                 "Token copy", "Lemma A.1"]
+    noisy = [c.name for c in claims(("6.1",), budget="quick")]
     assert any("App. B threshold" in n for n in noisy) and sum("certified bound" in n for n in noisy) == 10
     assert any(n.startswith("Thm 6.1 refine (2x queries)") for n in noisy)
 
@@ -99,8 +104,9 @@ def _hide_cvxpy(monkeypatch):
 
 
 def test_the_compressed_sensing_claim_requires_cvxpy():
-    (cs,) = [c for c in claims(("5.1",), quick=True) if c.requires is not None]
-    assert cs.requires == "cvxpy" and cs.name.startswith("Thm 5.1 CS learner")
+    cs, phase = [c for c in claims(("5.1",), budget="quick") if c.requires is not None]
+    assert cs.requires == phase.requires == "cvxpy" and cs.name.startswith("Thm 5.1 CS learner")
+    assert phase.name.startswith("Thm 5.1 CS phase transition")
 
 
 def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypatch, capsys):
@@ -110,8 +116,9 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     assert captured.err == ""
     rows = _claim_rows(captured.out)
     skipped = [r for r in rows if r["skipped"]]
-    assert [(r["claim"], r["skipped"], r["holds"]) for r in skipped] == [
-        ("Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5", "cvxpy is not installed", False)
+    assert [(r["claim"][:20], r["skipped"], r["holds"]) for r in skipped] == [
+        ("Thm 5.1 CS learner: ", "cvxpy is not installed", False),
+        ("Thm 5.1 CS phase tra", "cvxpy is not installed", False),
     ]
     assert skipped[0]["outcomes"] == [] and skipped[0]["exact"] == skipped[0]["count"] == 0  # nothing was run
     held = [r for r in rows if not r["skipped"]]
@@ -120,7 +127,7 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     assert cli.main(["verify", "--quick", "--theorem", "5.1", "--quiet"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert "  SKIPPED Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5: cvxpy is not installed" in lines
-    assert lines[-1] == "3/3 claims hold (1 skipped)"
+    assert lines[-1] == "3/3 claims hold (2 skipped)"
 
 
 def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
@@ -128,10 +135,10 @@ def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
 
     from exact.verify.tasks import Task, run_task
 
-    task = Task("kkg", 0, 0, max_d=16, quick=True)
+    task = Task("kkg", 0, 0, max_d=16, budget="quick")
     assert pickle.loads(pickle.dumps(task)) == task and run_task(task).exact
     with pytest.raises(ValueError, match="no claim"):
-        run_task(Task("kkg", 99, 0, quick=True))
+        run_task(Task("kkg", 99, 0, budget="quick"))
 
     def rows(argv):
         assert cli.main(["verify", "--theorem", "kkg", "--quick", "--json", "--quiet", *argv]) == 0

@@ -162,7 +162,7 @@ def _answer(theorem: str, model: dict, X):
             value = _relu_attention(s, X, model["A"], model["w"], True)
         with mpmath.workdps(CHECK_DPS):
             check = _relu_attention(s, X, model["A"], model["w"], False)
-        form = {"form": "relu-of-attention", "s": [_q(x) for x in s]}
+        form: dict = {"form": "relu-of-attention", "s": [_q(x) for x in s]}
     else:
         heads = model["heads"] if theorem == "kkg" else [model]
         terms = [_scores(h["W"], h["v"], X) for h in heads]
@@ -210,7 +210,7 @@ def _canonical(heads):
 
 def _single_head_instances(rng, size):
     dims = (1, 2, 3) if size == "quick" else (1, 2, 3, 4, 5, 6)
-    out = [("rational", d, {}, _head(rng, d)) for d in dims]
+    out: list = [("rational", d, {}, _head(rng, d)) for d in dims]
     out += [("v with zeros", 4, {}, _head(rng, 4, v_zeros=2)), ("rank-1 W", 4, {}, _head(rng, 4, rank=1))]
     if size != "quick":
         out += [("W = 0", 3, {}, ([[Fraction(0)] * 3 for _ in range(3)], _head(rng, 3)[1])),
@@ -294,8 +294,8 @@ def build(*, seed: int = MASTER_SEED, size: str = "standard") -> dict:
     if size not in ("quick", "standard"):
         raise ValueError(f"size: expected quick or standard, got {size!r}")
     master = random.Random(seed)
-    files = {}
-    manifest = {
+    files: dict = {}
+    manifest: dict = {
         "format": FORMAT, "version": VERSION,
         "generator": {"module": "exact.corpus.generate", "python": platform.python_version(),
                       "mpmath": mpmath.__version__, "dps": DPS, "check_dps": CHECK_DPS, "digits": DIGITS,
@@ -304,7 +304,7 @@ def build(*, seed: int = MASTER_SEED, size: str = "standard") -> dict:
     }
     for theorem in THEOREMS:
         rng = random.Random(master.randrange(2**32))
-        instances = []
+        instances: list = []
         for kind, d, hints, model in _MAKERS[theorem](rng, size):
             name = f"{kind} d={d}" + "".join(f" {k}={v}" for k, v in hints.items())
             n = 1

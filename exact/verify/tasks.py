@@ -48,11 +48,13 @@ class Task:
     budget: str = DEFAULT_BUDGET
 
 
-@functools.lru_cache(maxsize=32)
-def _claims(theorem: str, max_d: int, budget: str) -> tuple[Claim, ...]:
+def _build(theorem: str, max_d: int, budget: str) -> tuple[Claim, ...]:
     from . import claims
 
     return tuple(claims((theorem,), max_d=max_d, budget=budget))
+
+
+_claims = functools.lru_cache(maxsize=32)(_build)  # a worker builds each theorem's claims once
 
 
 def run_task(task: Task) -> Outcome:
@@ -65,14 +67,14 @@ def run_task(task: Task) -> Outcome:
 
 def tasks_for(theorems, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[tuple[str, int, Claim]]:
     """``(theorem, index, claim)`` for every claim of the given theorems, in report order."""
-    return [(theorem, i, claim) for theorem in theorems for i, claim in enumerate(_claims(theorem, max_d, budget))]
+    return [(theorem, i, claim) for theorem in theorems for i, claim in enumerate(_build(theorem, max_d, budget))]
 
 
 def _tiers(theorem: str, index: int, claim: Claim, max_d: int) -> list[int]:
     """Per instance of a full-budget claim: 0 if the quick sweep has it, 1 if the standard one does, else 2."""
     names = []
     for budget in BUDGETS[:-1]:
-        same = [c for c in _claims(theorem, max_d, budget) if c.name == claim.name]
+        same = [c for c in _build(theorem, max_d, budget) if c.name == claim.name]
         names.append({i.name for i in same[0].instances} if same else set())
     return [0 if i.name in names[0] else 1 if i.name in names[1] else 2 for i in claim.instances]
 
@@ -126,11 +128,11 @@ def _assemble(selected, finished, *, on_report=None, progress=None) -> list[Clai
     return reports
 
 
-def _sequential(plan, deadline) -> Iterator:
-    for key, task in plan:
+def _sequential(selected, plan, deadline) -> Iterator:
+    for (n, k), _ in plan:  # in this process: the claims already built, no rebuilding
         if deadline is not None and time.monotonic() >= deadline:
             return
-        yield key, run_task(task)
+        yield (n, k), selected[n][2].run_instance(k)
 
 
 def _pool(plan, jobs: int, deadline) -> Iterator:
@@ -235,7 +237,7 @@ def run_tasks(
     """
     plan = _plan(selected, max_d=max_d, budget=budget, deadline=deadline)
     if executor == "sequential":
-        finished = _sequential(plan, deadline)
+        finished = _sequential(selected, plan, deadline)
     elif executor == "pool":
         finished = _pool(plan, jobs, deadline)
     elif executor == "dask":
