@@ -72,12 +72,12 @@ def _closed_form_check(inst: Instance):
     """The paper learner stays under L·τ(3𝒲² + 2σ(½)𝒲)/(μ − τ) per entry (τ < μ, R = 1, 𝒲 = 2)."""
     tau = float(_level(inst))
     mu = float(min(abs(x) for x in inst.model.v))
-    r = registry.get("noisy-paper").learn(NoisyOracle(inst.model, f"uniform:{inst.grid}", seed=0), w_bound=2,
-                                          token_norm=1)
+    oracle = NoisyOracle(inst.model, f"uniform:{inst.grid}", seed=0)
+    r = registry.get("noisy-paper").learn(oracle, w_bound=2, token_norm=1)
     t = tau * (1 + 1e-9)
     closed = _L_HALF * t * (3 * 4 + 2 * _SIGMA_HALF * 2) / (mu - t)
     _, mx, _ = _errors(r, inst.model)
-    return mx <= r.error_bound.W_max <= closed, r.queries == inst.model.d ** 2 + inst.model.d, (
+    return mx <= r.error_bound.W_max <= closed, r.queries == oracle.count == inst.model.d ** 2 + inst.model.d, (
         f"max |ΔW| {mx:.2e} <= bound {r.error_bound.W_max:.2e} <= closed form {closed:.2e}"
     )
 

@@ -77,7 +77,8 @@ def _float_check(bound: float):
             )
         )
         formula = single_head_query_count(inst.model.d)
-        return err <= bound, r.queries == formula, f"max error {err:.2e}", {
+        count = r.queries == formula == oracle.count - r.verification_queries
+        return err <= bound, count, f"max error {err:.2e}", {
             "d": inst.model.d, "error": err, "bound": bound, "queries": r.queries, "formula": formula}
 
     return check
@@ -88,7 +89,7 @@ def _float_grid_check(inst: Instance):
     r = learn_single_head(oracle, grid=inst.grid)
     exact = r.model == inst.model and r.exact and r.certificate.check().holds and r.certificate.kind == "consistent"
     formula = single_head_query_count(inst.model.d)
-    return exact, r.queries == formula, "exact from float64 answers", {
+    return exact, r.queries == formula == oracle.count - r.verification_queries, "exact from float64 answers", {
         "d": inst.model.d, "queries": r.queries, "formula": formula}
 
 
