@@ -20,9 +20,9 @@ def test_readme_python_examples_run():
 def test_readme_starts_with_the_two_commands():
     text = README.read_text()
     assert "pip install . && exact-attention verify" in text
-    assert 'pip install ".[test,cs,torch,cluster]" && python -m pytest -q' in text
+    assert 'pip install ".[test,cs,torch,cluster,plot]" && python -m pytest -q' in text
     ci = (README.parent / ".ci" / "run").read_text()
-    assert 'pip install ".[test,cs,torch,cluster]"' in ci and "python -m pytest -q" in ci
+    assert 'pip install ".[test,cs,torch,cluster,plot]"' in ci and "python -m pytest -q" in ci
 
 
 def test_readme_counterexample_transcript_is_current(capsys):

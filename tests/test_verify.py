@@ -234,3 +234,82 @@ def test_a_scheduler_that_does_not_answer_is_a_clear_error_within_the_timeout(ca
     assert time.perf_counter() - t < 30
     err = capsys.readouterr().err
     assert "no Dask scheduler answers at 'tcp://127.0.0.1:9' within 2 s" in err and err.count("\n") == 1
+
+
+# -- budgets, reports, plots --------------------------------------------------------------
+
+
+def test_budgets_parse_and_size_the_sweeps():
+    from exact.verify.budget import parse_budget
+
+    assert parse_budget("full") == "full" and parse_budget("30") == 30.0
+    for bad in ("0", "-3", "nan", "inf", "fast", ""):
+        with pytest.raises(ValueError, match="budget: expected quick, standard, full or a positive number"):
+            parse_budget(bad)
+    sizes = {b: sum(len(c.instances) for c in claims(budget=b)) for b in ("quick", "standard", "full")}
+    assert sizes["quick"] < sizes["standard"] < sizes["full"]
+    for b in ("quick", "standard", "full"):  # instance names are unique per claim: reproducers rely on it
+        for c in claims(budget=b):
+            names = [i.name for i in c.instances]
+            assert len(set(names)) == len(names), (b, c.name)
+        assert [c.name for c in claims(budget=b)] == [c.name for c in claims()]  # the same claims at every budget
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--budget", "huge"], "budget: expected quick, standard, full or a positive number of seconds, got 'huge'"),
+    (["--quick", "--budget", "full"], "--quick is --budget quick; it contradicts --budget full"),
+])
+def test_verify_bad_budget_is_one_line_exit_2(capsys, argv, words):
+    assert cli.main(["verify", "lemmas", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and err.count("\n") == 1
+
+
+def test_a_time_budget_spreads_over_the_claims_and_reports_what_did_not_run(capsys):
+    assert cli.main(["verify", "lemmas", "kkg", "--budget", "3", "--json", "--quiet"]) == 0
+    rows = _claim_rows(capsys.readouterr().out)
+    full = {c.name: len(c.instances) for c in claims(("lemmas", "kkg"), budget="full")}
+    assert [r["claim"] for r in rows] == list(full)
+    for r in rows:
+        if r["skipped"]:
+            assert r["skipped"] == "no instance started within the time budget" and not r["holds"]
+        else:
+            assert r["holds"] and r["instances"] + r["unrun"] == full[r["claim"]]
+    assert any(not r["skipped"] for r in rows) and any(r["unrun"] for r in rows)  # cut short, not empty
+
+
+def test_report_and_plots_are_written_and_valid(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    report, plots = tmp_path / "report.md", tmp_path / "plots"
+    argv = ["verify", "phase transition", "paper, uniform", "FFN: exact", "canonical form exactly", "--budget", "quick",
+            "--quiet", "--report", str(report), "--plots", str(plots)]
+    assert cli.main(argv) == 0
+    err = capsys.readouterr().err
+    text = report.read_text()
+    for title in ("## Theorem 5.1", "## Theorem 6.1", "## [KKG26]", "## [BSHK26]: ReLU FFN", "## Failures"):
+        assert title in text
+    assert "| claim | instances | exact | count | queries / formula | seconds | status |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| KKG26: canonical form exactly"))
+    asked, _, formula = row.split(" | ")[4].partition(" / ")
+    assert asked == formula and int(asked) > 0  # the paper plan asks exactly its count
+    for name in ("phase.png", "noise.png", "ffn.png", "multihead.png"):
+        data = (plots / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
+        assert f"plot: {plots / name}" in err
+
+
+def test_plots_without_matplotlib_fail_before_any_work(monkeypatch, capsys, tmp_path):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert cli.main(["verify", "lemmas", "--quiet", "--plots", str(tmp_path)]) == 2
+    captured = capsys.readouterr()
+    assert "pip install 'exact-attention[plot]'" in captured.err and "Logit" not in captured.out
+
+
+def test_a_failed_instance_in_the_report_has_its_reproducer(monkeypatch, tmp_path, capsys):
+    bad = [Claim("fails on the second", (Instance("a", None), Instance("b", None)),
+                 lambda inst: (inst.name == "a", True, "wrong" if inst.name == "b" else ""))]
+    monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: bad if "kkg" in theorems else [])
+    assert cli.main(["verify", "kkg", "--budget", "quick", "--quiet", "--report", str(tmp_path / "r.md")]) == 1
+    text = (tmp_path / "r.md").read_text()
+    assert "- **fails on the second** / b: wrong" in text
+    assert "reproduce: `exact-attention verify --task kkg:0:1 --budget quick`" in text

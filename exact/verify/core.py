@@ -179,6 +179,8 @@ class Claim:
     def report(self, outcomes, *, skipped: str | None = None, unrun: int = 0) -> ClaimReport:
         """The claim's report from its instances' outcomes, in instance order (``unrun``: instances
         a time budget left unstarted)."""
+        if skipped is None and unrun and not outcomes:
+            skipped = "no instance started within the time budget"
         if skipped is not None:
             return ClaimReport(self.name, len(self.instances), 0, 0, 0.0, skipped=skipped, counts=self.counts)
         return ClaimReport(
