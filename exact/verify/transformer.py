@@ -69,7 +69,7 @@ def transformer_claims(*, budget: str = "standard") -> list[Claim]:
     """FFN extraction (exact, within the count), its edge cases, the Transformer reduction."""
     shapes = pick(budget, quick=((4, 4), (8, 8), (8, 4), (8, 16)),
                   standard=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32)),
-                  full=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32), (16, 64), (48, 48)))
+                  full=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32), (16, 32), (48, 48)))
     seeds = range(pick(budget, quick=2, standard=3, full=5))
     nets = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", ReLUFFN.random(d, m, seed=s)) for d, m in shapes for s in seeds)
     edges = (
