@@ -979,12 +979,18 @@ def _cmd_verify(args) -> int:
         from .verify.plots import require_matplotlib
 
         require_matplotlib()  # before any work: a missing extra is known now, not after the sweep
+        if os.path.exists(args.plots) and not os.path.isdir(args.plots):
+            raise InvalidArgument(f"--plots: {args.plots} exists and is not a directory")
+    if args.report:
+        where = os.path.dirname(os.path.abspath(args.report))
+        if os.path.isdir(args.report) or not os.path.isdir(where) or not os.access(where, os.W_OK):
+            raise InvalidArgument(f"--report: cannot write {args.report}")
     entries = [(th, i, c) for th, i, c in tasks_for(theorems, max_d=args.max_d, budget=budget)
                if only is None or (th, i) in only]
     tasks = _verify_tasks(args, entries)
     selected = [(th, i, c, sorted(set(tasks[(th, i)])) if tasks else range(len(c.instances)))
                 for th, i, c in entries if tasks is None or (th, i) in tasks]
-    done = _resumed(args.resume) if args.resume else {}
+    done = _resumed(args.resume, budget, args.max_d) if args.resume else {}
     if not args.json:
         print(table_header(), flush=True)
     reports: list = []
@@ -999,7 +1005,8 @@ def _cmd_verify(args) -> int:
             row = {"row": "instance", "theorem": th, "claim": report.claim, "task": f"{th}:{i}:{k}",
                    **dataclasses.asdict(o)}
             print(json.dumps(row), flush=True)
-        print(json.dumps({"row": "claim", "theorem": th, **report.to_json()}), flush=True)
+        print(json.dumps({"row": "claim", "theorem": th, "budget": budget, "max_d": args.max_d, **report.to_json()}),
+              flush=True)
 
     fresh = [n for n, (_, _, c, _) in enumerate(selected) if c.name not in done]
     emitted = 0
@@ -1052,6 +1059,10 @@ def _cmd_verify(args) -> int:
 
         for path in draw_plots(index, reports, args.plots):
             print(f"plot: {path}", file=sys.stderr)
+    if deadline is not None and not any(r.outcomes for r in reports) and fresh:
+        print("exact-attention: verify: no instance started within the time budget; nothing was checked",
+              file=sys.stderr)
+        return EXIT_FAIL
     return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
 
 
@@ -1061,7 +1072,7 @@ def _numbers(claim, report) -> list[int]:
     return [where.get(o.instance, -1) for o in report.outcomes]
 
 
-def _resumed(path: str) -> dict:
+def _resumed(path: str, budget: str, max_d: int) -> dict:
     """The claim rows of an earlier ``verify --json`` run, by claim name; a corrupt file is an error."""
     from .verify import ClaimReport
 
@@ -1074,6 +1085,9 @@ def _resumed(path: str) -> dict:
                     if isinstance(row, dict) and row.get("row") == "instance":
                         continue  # the claim's own row follows with every outcome
                     report = ClaimReport.from_json(row)
+                    if (row.get("budget"), row.get("max_d")) != (budget, max_d):
+                        raise ValueError(f"a row of budget {row.get('budget')!r}, max d {row.get('max_d')!r}; "
+                                         f"this run is budget {budget!r}, max d {max_d}")
                     out[report.claim] = report
     except (ValueError, UnicodeDecodeError) as e:
         raise InvalidArgument(f"--resume: {path}: line {n}: {e}"[:250]) from None

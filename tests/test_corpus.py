@@ -248,3 +248,65 @@ def test_plugin_is_inert_without_its_options(tmp_path):
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert run.returncode == 0 and "1 passed" in run.stdout and "exact-attention corpus" not in run.stdout
+
+
+class _Liar(Fraction):
+    """A number whose == always says yes (review finding: a subclass's == must not be trusted)."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = Fraction.__hash__
+
+
+def test_judge_does_not_trust_a_returned_numbers_equality(corpus_dir):
+    corpus = load_corpus(corpus_dir)
+    inst = corpus.instances["4.1"][2]
+    liar = {"W": [[_Liar(0)] * inst.d] * inst.d, "v": [_Liar(0)] * inst.d}
+    assert not judge(inst, liar)[0]
+    kkg = corpus.instances["kkg"][0]
+    H = kkg.hints["heads"]
+    heads = {"heads": [{"W": [[_Liar(k + 1)] * kkg.d] * kkg.d, "v": [_Liar(1)] * kkg.d} for k in range(H)]}
+    assert not judge(kkg, heads)[0]
+
+
+def test_the_learner_sees_only_a_counting_proxy(corpus_dir):
+    inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][1]
+    seen = {}
+
+    def nosy(oracle, *, theorem, hints):
+        seen["attrs"] = [a for a in dir(oracle) if not a.startswith("__")]
+        with pytest.raises(AttributeError):
+            oracle._count = 0
+        oracle.query_batch([[[1] * oracle.d]] * 3)
+        return reference_learn(oracle, theorem=theorem, hints=hints)
+
+    v = run_instance(nosy, inst)
+    assert seen["attrs"] == ["d", "query", "query_batch"]
+    assert v.exact and v.queries == inst.d ** 2 + inst.d + 3 and not v.count_ok  # exactly d² + d, or it fails
+
+
+def test_hints_must_be_the_models_own(tmp_path, corpus_dir):
+    import shutil
+
+    for theorem, key, value, words in (("ffn", "m", 1000, "hint m = 1000"), ("5.1", "rank", 3, "hint rank = 3"),
+                                       ("kkg", "heads", 9, "hint heads = 9")):
+        shutil.rmtree(tmp_path / "c", ignore_errors=True)
+        shutil.copytree(corpus_dir, tmp_path / "c")
+        doc = json.loads((tmp_path / "c" / f"{theorem}.json").read_text())
+        doc["instances"][0]["hints"][key] = value
+        (tmp_path / "c" / f"{theorem}.json").write_text(json.dumps(doc))
+        with pytest.raises(InvalidArgument, match=words):
+            load_corpus(tmp_path / "c", theorems=[theorem])
+
+
+def test_plugin_requires_the_corpus_among_explicit_paths(corpus_dir, tmp_path):
+    (tmp_path / "test_other.py").write_text("def test_other():\n    assert True\n")
+    run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "4.1", "test_other.py", cwd=tmp_path)
+    assert run.returncode == 4 and "test paths were given without the corpus" in run.stderr, run.stderr[-2000:]
+    run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "4.1", "test_other.py",
+                  str(corpus_dir), cwd=tmp_path)
+    assert run.returncode == 0 and "12 passed" in run.stdout, run.stdout[-2000:]

@@ -314,3 +314,32 @@ def test_a_failed_instance_in_the_report_has_its_reproducer(monkeypatch, tmp_pat
     text = (tmp_path / "r.md").read_text()
     assert "- **fails on the second** / b: wrong" in text
     assert "reproduce: `exact-attention verify --task kkg:0:1 --budget quick`" in text
+
+
+def test_a_time_budget_that_runs_nothing_is_not_a_pass(capsys):
+    assert cli.main(["verify", "lemmas", "--budget", "1e-9", "--quiet"]) == 1
+    assert "no instance started within the time budget; nothing was checked" in capsys.readouterr().err
+
+
+def test_resume_refuses_rows_of_another_sweep_or_contradictory_rows(tmp_path, capsys):
+    rows = tmp_path / "rows.jsonl"
+    assert cli.main(["verify", "Lemma A.1", "--budget", "quick", "--json", "--quiet"]) == 0
+    rows.write_text(capsys.readouterr().out)
+    assert cli.main(["verify", "Lemma A.1", "--budget", "full", "--quiet", "--resume", str(rows)]) == 2
+    assert "this run is budget 'full'" in capsys.readouterr().err
+    forged = [json.loads(line) for line in rows.read_text().splitlines()]
+    for row in forged:
+        if row["row"] == "claim":
+            row["outcomes"][0]["exact"] = False
+    rows.write_text("\n".join(json.dumps(r) for r in forged) + "\n")
+    assert cli.main(["verify", "Lemma A.1", "--budget", "quick", "--quiet", "--resume", str(rows)]) == 2
+    assert "totals contradict its outcomes" in capsys.readouterr().err
+
+
+def test_report_and_plots_paths_are_checked_before_the_sweep(tmp_path, capsys):
+    (tmp_path / "f").write_text("")
+    assert cli.main(["verify", "lemmas", "--quiet", "--report", str(tmp_path / "no" / "r.md")]) == 2
+    assert "--report: cannot write" in capsys.readouterr().err
+    pytest.importorskip("matplotlib")
+    assert cli.main(["verify", "lemmas", "--quiet", "--plots", str(tmp_path / "f")]) == 2
+    assert "--plots:" in capsys.readouterr().err

@@ -22,8 +22,12 @@ value):
 * ``"transformer"``: ``{"W", "A", "w"}``: W with ``==``, the network as a function.
 
 The count rule is the theorem's: exactly d² + d (4.1), 2rd − r² + d (5.1), 4Hd² − 2H + 1
-(kkg); at most (m+1)(d−2) + 5m + 20 (ffn), plus 2(d² + d) (transformer).  A learner that
-asks fewer queries than an exact count passes the count with a note; one that asks more fails.
+(kkg); at most (m+1)(d−2) + 5m + 20 (ffn), plus 2(d² + d) (transformer).
+
+The learner gets a proxy with ``d``, ``query`` and ``query_batch`` only, which counts every
+query itself and holds no attribute leading to the model.  This keeps honest learners
+honest; it is no sandbox: code running in the same process can always reach the judge, so
+the corpus checks learners that are trying to be right, not adversaries.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from ..errors import InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
@@ -54,7 +59,7 @@ class Verdict:
 
     @property
     def count_ok(self) -> bool:
-        return self.queries <= self.formula
+        return self.queries == self.formula if self.rule == "exact" else self.queries <= self.formula
 
     @property
     def passed(self) -> bool:
@@ -87,9 +92,10 @@ def _num(x, where: str) -> Fraction:
     if isinstance(x, (list, tuple, dict)):
         raise _Wrong(f"{where}: expected a number, got a {type(x).__name__}")
     try:
-        return to_fraction(x, name=where)
+        q = to_fraction(x, name=where)
     except InvalidNumber as e:
         raise _Wrong(str(e)) from None
+    return Fraction(int(q.numerator), int(q.denominator))  # a plain Fraction: a subclass's == is not trusted
 
 
 def _mat(x, where: str) -> list:
@@ -202,14 +208,42 @@ def run_instance(learn, instance: CorpusInstance) -> Verdict:
     """Run ``learn`` on a fresh counted oracle of ``instance`` and judge the result."""
     from ..oracles import ExactOracle
 
-    oracle = ExactOracle(instance.model)
+    oracle, count = _proxy(ExactOracle(instance.model))
     want, rule = formula(instance.theorem, instance.d, instance.hints)
     t = time.perf_counter()
     try:
         returned = learn(oracle, theorem=instance.theorem, hints=dict(instance.hints))
     except Exception as e:  # the learner's failure is the instance's failure, reported with the instance
-        return Verdict(instance.theorem, instance.name, False, oracle.count, want, rule, time.perf_counter() - t,
+        return Verdict(instance.theorem, instance.name, False, count(), want, rule, time.perf_counter() - t,
                        f"the learner raised {type(e).__name__}: {e}"[:400])
     seconds = time.perf_counter() - t
     exact, message = judge(instance, returned)
-    return Verdict(instance.theorem, instance.name, exact, oracle.count, want, rule, seconds, message)
+    return Verdict(instance.theorem, instance.name, exact, count(), want, rule, seconds, message)
+
+
+class CorpusOracle:
+    """What a corpus learner sees: ``d``, ``query(X)``, ``query_batch(Xs)``; every query counted."""
+
+    __slots__ = ("d", "query", "query_batch")
+
+    d: int
+    query: Any
+    query_batch: Any
+
+
+def _proxy(oracle):
+    """A :class:`CorpusOracle` over ``oracle`` and a function returning how many queries it passed on."""
+    asked = [0]
+
+    def query(X):
+        asked[0] += 1
+        return oracle.query(X)
+
+    def query_batch(Xs):
+        Xs = list(Xs)
+        asked[0] += len(Xs)
+        return oracle.query_batch(Xs)
+
+    proxy = CorpusOracle()
+    proxy.d, proxy.query, proxy.query_batch = oracle.d, query, query_batch
+    return proxy, lambda: asked[0]

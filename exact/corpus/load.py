@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from ..errors import InvalidArgument, InvalidNumber
+from ..errors import ExactAttentionError, InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
 
 __all__ = ["Corpus", "CorpusInstance", "CorpusQuery", "load_corpus", "THEOREMS"]
@@ -108,6 +109,8 @@ def _model(theorem: str, data, where: str):
                            _vector(data["w"], f"{where}.w"))
     except (KeyError, TypeError) as e:
         raise InvalidArgument(f"{where}: missing or malformed field ({type(e).__name__}: {e})") from None
+    except ExactAttentionError as e:
+        raise InvalidArgument(f"{where}: {e}") from None
 
 
 def _instance(theorem: str, data, where: str) -> CorpusInstance:
@@ -122,20 +125,40 @@ def _instance(theorem: str, data, where: str) -> CorpusInstance:
             isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in hints.values()):
         raise InvalidArgument(f"{where}: hints must be exactly {list(_HINTS[theorem])} as non-negative integers")
     model = _model(theorem, data.get("model"), f"{where}.model")
+    _check_hints(theorem, hints, model, where)
     if data.get("d") != model.d:
         raise InvalidArgument(f"{where}: d = {data.get('d')!r} but the model has d = {model.d}")
-    queries = data.get("queries", [])
-    if not isinstance(queries, list):
-        raise InvalidArgument(f"{where}.queries: expected a list")
+    queries = data.get("queries")
+    if not isinstance(queries, list) or not queries:
+        raise InvalidArgument(f"{where}.queries: expected a non-empty list")
     parsed = []
     for k, q in enumerate(queries):
         if not isinstance(q, dict) or not isinstance(q.get("decimal"), str) or not isinstance(q.get("exact"), dict):
             raise InvalidArgument(f"{where}.queries[{k}]: expected X, decimal and exact")
+        if not _DECIMAL.fullmatch(q["decimal"]):
+            raise InvalidArgument(f"{where}.queries[{k}].decimal: expected a finite decimal number")
         X = _matrix(q.get("X"), f"{where}.queries[{k}].X")
         if not X or any(len(r) != model.d for r in X):
             raise InvalidArgument(f"{where}.queries[{k}].X: expected tokens of length {model.d}")
         parsed.append(CorpusQuery(tuple(tuple(r) for r in X), q["decimal"], q["exact"]))
     return CorpusInstance(theorem, name, model.d, dict(hints), model, tuple(parsed))
+
+
+_DECIMAL = re.compile(r"-?[0-9]+(\.[0-9]+)?(e[-+]?[0-9]{1,6})?")
+
+
+def _check_hints(theorem: str, hints: dict, model, where: str) -> None:
+    """The hints must be the model's own (a larger one would loosen the count)."""
+    if theorem == "5.1":
+        from ..linalg import QMatrix
+
+        rank = QMatrix.from_rows([list(r) for r in model.W]).rank()
+        if hints["rank"] != rank:
+            raise InvalidArgument(f"{where}: hint rank = {hints['rank']} but the model's W has rank {rank}")
+    elif theorem == "kkg" and hints["heads"] != model.H:
+        raise InvalidArgument(f"{where}: hint heads = {hints['heads']} but the model has {model.H} heads")
+    elif theorem in ("ffn", "transformer") and hints["m"] != model.m:
+        raise InvalidArgument(f"{where}: hint m = {hints['m']} but the model has {model.m} hidden units")
 
 
 def _read(path: str):
@@ -144,7 +167,7 @@ def _read(path: str):
             return json.load(fh)
     except FileNotFoundError:
         raise InvalidArgument(f"corpus: {path} does not exist") from None
-    except (OSError, ValueError, UnicodeDecodeError) as e:
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError) as e:
         raise InvalidArgument(f"corpus: {path} is not readable JSON ({type(e).__name__}: {e})"[:300]) from None
 
 

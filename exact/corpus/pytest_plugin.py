@@ -15,7 +15,9 @@ signature is described in :mod:`exact.corpus.judge`.
 Before running the learner, each item checks that this package's exact oracle reproduces
 the corpus's recorded answers (computed independently, with mpmath) to 45 digits.
 
-Without explicit test paths only the corpus is collected.  ``--exact-attention-theorem T``
+Without explicit test paths only the corpus is collected; explicit paths must include it.
+The learner runs in the test process: the plugin checks learners that try to be right, it
+is no sandbox against one that patches the judge.  ``--exact-attention-theorem T``
 (repeatable) restricts the run to some theorems.
 """
 
@@ -81,6 +83,9 @@ def pytest_configure(config) -> None:
                             "spec": spec}
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args[:] = [directory]  # no paths given: collect the corpus only
+    elif not any(os.path.realpath(a.split("::")[0]).startswith(os.path.realpath(directory)) for a in config.args):
+        raise pytest.UsageError(f"--exact-attention-corpus: test paths were given without the corpus; add {directory} "
+                                "to them (or give none), so that it is not silently left out")
 
 
 def pytest_collect_file(file_path, parent):

@@ -16,7 +16,8 @@ Examples
 from __future__ import annotations
 
 from .. import registry
-from ..errors import InvalidArgument
+from ..errors import InvalidArgument, OracleInconsistent
+from ..oracles import BaseOracle, ExactAnswer
 
 __all__ = ["learn"]
 
@@ -25,8 +26,32 @@ def _rows(M) -> list:
     return [[str(x) for x in row] for row in M]
 
 
+class _Relay(BaseOracle):
+    """A library oracle over the corpus proxy (``d``, ``query``, ``query_batch``): each query is relayed once."""
+
+    exact = True
+
+    def __init__(self, proxy):
+        super().__init__(proxy.d)
+        self._proxy = proxy
+
+    def _answer(self, seq):
+        return self._checked(self._proxy.query(seq.dense()))
+
+    def _answer_batch(self, seqs):
+        return [self._checked(a) for a in self._proxy.query_batch([s.dense() for s in seqs])]
+
+    @staticmethod
+    def _checked(answer):
+        if type(answer) is not ExactAnswer:
+            raise OracleInconsistent(f"the corpus oracle answered a {type(answer).__name__}, not an exact answer")
+        return answer
+
+
 def learn(oracle, *, theorem: str, hints: dict) -> dict:
     """Learn the corpus instance behind ``oracle`` with the registered learner of ``theorem``."""
+    if not isinstance(oracle, BaseOracle):
+        oracle = _Relay(oracle)
     if theorem == "4.1":
         r = registry.get("single-head").learn(oracle, checks=0)
         return {"W": _rows(r.model.W), "v": [str(x) for x in r.model.v]}

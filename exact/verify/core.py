@@ -113,6 +113,8 @@ class ClaimReport:
             raise ValueError(f"not a verify row ({type(e).__name__}: {e})") from None
         if report.unrun < 0:
             raise ValueError(f"claim {report.claim!r}: negative unrun count")
+        if (report.exact, report.count) != (sum(o.exact for o in outcomes), sum(o.count for o in outcomes)):
+            raise ValueError(f"claim {report.claim!r}: its totals contradict its outcomes")
         if report.skipped is None and len(outcomes) != report.instances:
             raise ValueError(f"claim {report.claim!r}: {len(outcomes)} outcomes for {report.instances} instances")
         return report
