@@ -2,7 +2,7 @@
 
 For every shape (d, m) and seed a ``run`` row records whether the function-level form is
 exact (``==``), whether the unit form is (when identifiable), the queries (verification
-included) against the stated bound (m + 1)(d − 2) + 5m + 20, queries per parameter and
+included) against the stated bound (m + 1)(d − 2) + 10m + 32, queries per parameter and
 seconds.  A ``summary`` row per shape gives the largest count and time with their targets
 (≤ 1 s up to (32, 32), ≤ 5 s at (64, 64), ≤ 60 s at (128, 128)).  ``transformer`` rows do
 the same for the reduction (W exact, FFN canonical, Q_FFN + 2(d² + d) oracle calls).

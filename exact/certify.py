@@ -357,12 +357,12 @@ class Certificate:
         """Decide whether the model reproduces every answer, under the stated conditions."""
         return self._check(None)
 
-    def _check(self, failures: list[int] | None, *, rederive: bool = True) -> CheckReport:
+    def _check(self, failures: list[int] | None, *, rederive: bool = True, standing=None) -> CheckReport:
         """:meth:`check`, reusing ``failures`` when the caller has just replayed exactly these
         entries (transcript, then checks) against exactly this model — the learner driver,
         so that a learn replays its transcript once.  ``rederive=False`` (the driver, for a
         learner whose probe-set check re-runs the learner) skips re-deriving the probe set of
-        the run that just made it."""
+        the run that just made it; ``standing`` is then what the run itself established)."""
         entries = tuple(self.transcript) + tuple(self.checks)
         n = len(entries)
         if not self.transcript:
@@ -370,7 +370,7 @@ class Certificate:
         if self.kind not in (EXACT, CONSISTENT):
             return CheckReport(False, self.kind, n, reason=f"unknown certificate kind {self.kind!r}")
         try:
-            reason = self._unmet_condition(rederive)
+            reason = self._unmet_condition(rederive, standing)
             caps = None if reason else self._float_caps(entries)
         except ExactAttentionError as e:
             reason = str(e)
@@ -421,7 +421,7 @@ class Certificate:
             parts.append("assuming it is " + ", ".join(self.assumptions))
         return " (" + "; ".join(parts) + ")"
 
-    def _unmet_condition(self, rederive: bool = True) -> str | None:
+    def _unmet_condition(self, rederive: bool = True, standing=None) -> str | None:
         if self.grid is not None:
             grid = parse_grid(self.grid)
             assert grid is not None  # a string always parses to a grid (or raises)
@@ -431,7 +431,7 @@ class Certificate:
             off = next((i for i, x in enumerate(params()) if not grid.contains(x)), None)
             if off is not None:
                 return f"parameter #{off} of the model is not on the stated grid {self.grid}"
-        reason = self._unmet_learner_condition(rederive)
+        reason = self._unmet_learner_condition(rederive, standing)
         if reason or not self.checks:
             return reason
         if self.check_seed is None:
@@ -448,7 +448,7 @@ class Certificate:
             )
         return None
 
-    def _unmet_learner_condition(self, rederive: bool = True) -> str | None:
+    def _unmet_learner_condition(self, rederive: bool = True, standing=None) -> str | None:
         if self.learner is None:
             return "conditions are stated without a learner to interpret them" if self.conditions else None
         spec = registry.get(self.learner)
@@ -463,9 +463,15 @@ class Certificate:
         if bad:
             return bad
         reason = spec.check_certificate(self.model, self.transcript, dict(self.conditions)) if rederive else None
+        if isinstance(reason, registry.Rederived):  # what the claim rests on, re-derived from the transcript
+            reason, standing = reason.reason, reason.standing
+        elif reason is not None and not isinstance(reason, str):
+            return f"learner {self.learner!r}: its certificate check returned {type(reason).__name__}, not a reason"
         if reason:
             return reason
-        missing = [a for a in spec.standing(dict(self.conditions)) if a not in self.assumptions]
+        if standing is None:
+            standing = spec.standing(dict(self.conditions))
+        missing = [a for a in standing if a not in self.assumptions]
         if missing:
             return f"the certificate does not state the assumptions its claim rests on: {'; '.join(missing)}"
         if not self.checks:

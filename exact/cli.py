@@ -687,7 +687,7 @@ def _print_ffn_result(result, model, report, same: bool) -> None:
     else:
         bound = registry.get("ffn").query_count(model.d, m=m)
         print(f"queries     {result.queries} + {result.verification_queries} checks (the stated bound, checks included: "
-              f"(m + 1)(d − 2) + 5m + 20 = {bound} for m = {m}), {d['paths']} path(s), seed {d['seed']}")
+              f"(m + 1)(d − 2) + 10m + 32 = {bound} for m = {m}), {d['paths']} path(s), seed {d['seed']}")
     print(f"checks      {result.verification_queries} random verification queries, reproduced exactly")
     verdict = "yes: the canonical form equals the model's" if same else "NO: differs from the model's canonical form"
     print(f"exact       {verdict}" + (f" (assuming {'; '.join(result.assumptions)})" if result.assumptions else ""))

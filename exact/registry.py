@@ -30,7 +30,7 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["LearnerSpec", "Option", "register", "get", "learners", "unregister"]
+__all__ = ["LearnerSpec", "Option", "Rederived", "register", "get", "learners", "unregister"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,21 @@ class Option:
     @property
     def flag(self) -> str:
         return "--" + self.name.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class Rederived:
+    """What a certificate check re-derived from the certified model and the transcript.
+
+    ``check_certificate`` may return one instead of a reason: ``reason`` why the transcript
+    does not identify the model (``None`` when it does), and ``standing``, the assumptions
+    the claim rests on *as re-derived here* (an argument that removes an assumption, such
+    as the ReLU learner's "all m units seen", is re-derived from the transcript, never read
+    from the certificate).
+    """
+
+    reason: str | None = None
+    standing: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -82,7 +97,9 @@ class LearnerSpec:
     check_certificate : callable or None
         ``check_certificate(model, transcript, conditions) -> None or reason``:
         re-derives the learner's probe set (and any assumption such as a rank bound)
-        from the certified model and says why the transcript does not match.
+        from the certified model and says why the transcript does not match.  It may
+        return a :class:`Rederived` instead, which also states the standing assumptions
+        as re-derived from the transcript (they replace ``standing(conditions)``).
     scope : callable
         ``scope(conditions) -> str``: what a holding certificate covers.
     unchecked : callable
@@ -102,7 +119,10 @@ class LearnerSpec:
         ``standing(conditions) -> tuple of str``: assumptions the exactness rests on that
         verification queries cannot discharge (a ReLU network's kinks that could hide from
         any finite set of queries); stated on every result and required on every
-        certificate of this learner.
+        certificate of this learner.  A learner whose standing assumptions depend on what
+        its run saw passes them to :meth:`~exact.learn.driver.Run.finish` and re-derives
+        them in ``check_certificate`` (:class:`Rederived`); ``standing(conditions)`` is
+        then the most it can rest on.
     rederive_in_run : bool
         Whether the driver re-derives the probe set of the learner's own run when it
         builds the certificate (``False`` when that means re-running the learner, as for

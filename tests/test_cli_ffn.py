@@ -37,7 +37,7 @@ def test_learn_ffn_reports_canonical_forms_counts_and_identifiability(capsys, tm
     assert result["equals_model"] is True and result["identifiable"] is True and result["exact"] is True
     assert result["function_form"] == net.function_form().to_json()
     assert result["unit_forms"] == [net.unit_form().to_json()]
-    assert result["queries"] == result["oracle_calls"] <= (6 + 1) * 4 + 5 * 6 + 20 - result["verification_queries"]
+    assert result["queries"] == result["oracle_calls"] <= (6 + 1) * 4 + 10 * 6 + 32 - result["verification_queries"]
     assert result["certificate"]["holds"] is True
     rc, out, _ = run(capsys, "learn", "ffn", "--model", path, "--m", 6)
     assert rc == 0 and "exact       yes: the canonical form equals the model's" in out

@@ -9,7 +9,7 @@ import pytest
 from exact import ExactOracle
 from exact.errors import InvalidArgument, OracleInconsistent, QueryBudgetExceeded, ShapeError
 from exact.ffn import FunctionForm, ReLUFFN, UnitForm
-from exact.learn.ffn import HIDDEN_UNITS, _path, ffn_query_bound, learn_ffn
+from exact.learn.ffn import HIDDEN_UNITS, PATH_SEED, _path, at_most, ffn_query_bound, learn_ffn
 from exact.learn.ffn_orient import orient
 
 
@@ -92,11 +92,14 @@ def test_unknown_m_still_finds_the_function():
 # -- the robustness suite ------------------------------------------------------------
 
 
-def test_antipodal_pair_with_m_at_most_d_is_unit_exact():
+def test_an_antipodal_pair_is_function_exact_but_does_not_account_for_every_unit():
+    # 3 units on 2 hyperplanes: a merged pair of near hyperplanes (2 units) looks the same along
+    # any path, so m = 3 units found on 2 hyperplanes proves nothing about hidden structure
     net = ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, 2, -1])
     r = _learn(net, m=3)
-    assert r.details["identifiable"] and r.model.unit_form() == net.unit_form()
-    assert len(r.model.unit_form().units) == 3
+    assert r.details["function_form"] == net.function_form() and r.model.unit_form() == net.unit_form()
+    assert not r.details["identifiable"] and not r.details["units_seen"]
+    assert "antipodal" in r.details["unit_reason"] and HIDDEN_UNITS in r.assumptions
 
 
 def test_cancelled_pair_is_a_linear_residual_and_function_exact():
@@ -111,7 +114,7 @@ def test_duplicate_units_are_merged_and_the_missing_unit_is_not_explained_away()
     r = _learn(net, m=3)
     assert r.details["unit_forms"][0] == net.unit_form() and len(net.unit_form().units) == 2  # merged
     # 2 units for m = 3: a merge, or a unit hiding from the search; nothing tells them apart
-    assert not r.details["identifiable"] and "merged" in r.details["unit_reason"]
+    assert not r.details["identifiable"] and "not every unit is accounted for" in r.details["unit_reason"]
     assert HIDDEN_UNITS in r.assumptions and "units_seen" not in r.certificate.conditions
 
 
@@ -192,7 +195,7 @@ def test_a_wide_tent_is_function_exact_and_flagged():
 
 def test_orient_reports_every_solution_of_a_subset_sum():
     form = ReLUFFN([[1, 0], [0, 1], [1, 1], [1, -1]], [1, 1, 1, 1]).function_form()
-    o = orient(form, m=4)
+    o = orient(form)
     assert o.solutions and all(UnitForm.build(2, s.units).network().function_form() == form for s in o.solutions)
 
 
@@ -297,17 +300,35 @@ def test_all_m_units_seen_drops_the_assumption_and_is_checked_by_the_certificate
 
     net = ReLUFFN.random(4, 4, seed=2)
     r = _learn(net, m=4, seed=1)
-    assert r.certificate.conditions.get("units_seen") is True and HIDDEN_UNITS not in r.assumptions
+    assert r.details["units_seen"] and r.details["identifiable"] and HIDDEN_UNITS not in r.assumptions
+    assert r.assumptions == (at_most(4), PATH_SEED) and r.model.unit_form() == net.unit_form()
     cert = r.certificate
+    assert "units_seen" not in cert.conditions and HIDDEN_UNITS not in cert.assumptions
+    assert at_most(4) in cert.assumptions and PATH_SEED in cert.assumptions
     # a tent added to the certified network hides from the re-run: the certificate no longer holds
     t4 = ReLUFFN([[3 + Fraction(1, 1000), -2, 5, 1], [3, -2, 5, 1], [3 - Fraction(1, 1000), -2, 5, 1]], [1, -2, 1])
     hidden = ReLUFFN([list(a) for a in r.model.A] + [list(a) for a in t4.A], list(r.model.w) + list(t4.w))
     assert not replace(cert, model=hidden).check().holds
-    # dropping the claim without stating the assumption it then rests on is refused too
-    weaker = replace(cert, conditions={k: v for k, v in cert.conditions.items() if k != "units_seen"})
-    report = weaker.check()
+    # the bound m and the seed are what the claim rests on: a certificate that drops either fails
+    for dropped in (at_most(4), PATH_SEED):
+        report = replace(cert, assumptions=tuple(a for a in cert.assumptions if a != dropped)).check()
+        assert not report.holds and dropped in report.message
+    # without m the same transcript is no longer the learner's; and "units_seen" is never read from a file
+    assert not replace(cert, conditions={k: v for k, v in cert.conditions.items() if k != "m"}).check().holds
+    bad = replace(cert, conditions={**cert.conditions, "units_seen": True})
+    assert not bad.check().holds and "'units_seen' is not a condition" in bad.check().message
+
+
+def test_without_m_the_hidden_units_assumption_stays_and_a_certificate_must_state_it():
+    from dataclasses import replace
+
+    net = ReLUFFN.random(4, 4, seed=2)
+    r = _learn(net, seed=1)
+    assert not r.details["units_seen"] and not r.details["identifiable"]
+    assert r.assumptions == (HIDDEN_UNITS, PATH_SEED)
+    cert = r.certificate
+    report = replace(cert, assumptions=tuple(a for a in cert.assumptions if a != HIDDEN_UNITS)).check()
     assert not report.holds and "no hidden units" in report.message
-    assert replace(weaker, assumptions=cert.assumptions + (HIDDEN_UNITS,)).check().holds
 
 
 def test_hyperplanes_closer_than_the_search_resolves_are_flagged_with_m():

@@ -255,14 +255,16 @@ class Run:
 
     def finish(
         self, model, *, conditions=None, details=None, error_estimate=None, approximate: bool = False, mode=None,
-        error_bound=None, assumptions=(),
+        error_bound=None, assumptions=(), standing=None,
     ) -> LearnResult:
         """Certify, verify, and package the result.
 
         ``approximate=True`` marks a result that is not exact whatever the arithmetic
         (a convex solver's output, a noisy learner's estimate): no certificate, no
         verification queries.  Such a result may carry a certified ``error_bound`` and
-        the ``assumptions`` it rests on.
+        the ``assumptions`` it rests on.  ``standing`` (default the spec's
+        ``standing(conditions)``) is what this run's exactness rests on beyond verification
+        queries, for a learner whose run decides it (its certificate check re-derives it).
         """
         queries = self.oracle.count - self.start
         transcript = self.transcript
@@ -302,7 +304,8 @@ class Run:
             assumptions = (CHOSEN_SEED,) if self.check_seed_given else ()
             cert_assumptions = (CHOSEN_SEED if self.check_seed_given else FRESH_SEED,)
         if not approximate:  # what no verification query can discharge is always stated
-            standing = tuple(a for a in self.spec.standing(conditions) if a not in assumptions)
+            rests = tuple(self.spec.standing(conditions) if standing is None else standing)
+            standing = tuple(a for a in rests if a not in assumptions)
             assumptions += standing
             cert_assumptions += tuple(a for a in standing if a not in cert_assumptions)
         report = None
@@ -323,7 +326,7 @@ class Run:
                 t = time.perf_counter()
                 # transcript reproduced above, checks decided in _verify; a learner whose probe-set
                 # check re-runs it is not re-run on its own run (``certify`` re-derives it)
-                report = certificate._check([], rederive=self.spec.rederive_in_run)
+                report = certificate._check([], rederive=self.spec.rederive_in_run, standing=rests)
                 self.seconds["certify"] += time.perf_counter() - t
                 if not report.holds:  # pragma: no cover - a learner violating its own registered conditions
                     raise CertificateInvalid(f"{self.spec.name}: internal error, {report.message}")

@@ -58,10 +58,11 @@ from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .ffn_orient import Orientation, orient
+from .ffn_count import proved_breakpoints
 from .ffn_path import PathRetry, dyadic_between, scan_segment
 from .result import LearnResult
 
-__all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "FFNDetails"]
+__all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "Sighting", "failure_bound"]
 
 #: Random points the learner itself checks (a mismatch sends it to another path); with the
 #: driver's :data:`DEFAULT_FFN_CHECKS` verification points, 8 random points are decided exactly.
@@ -72,9 +73,9 @@ _PROBE_BITS = 24  # coordinate probes start at 2^-24 of the region's width along
 
 
 def ffn_query_bound(d: int, m: int) -> int:
-    """``(m + 1)(d − 2) + 5m + 20``: the count a run stays within (verification included) on a
-    path without degeneracies."""
-    return (m + 1) * max(d - 2, 0) + 5 * m + 20
+    """``(m + 1)(d − 2) + 10m + 32``: the count a run stays within (verification and the check
+    path of "all m units seen" included) on paths without degeneracies."""
+    return (m + 1) * max(d - 2, 0) + 10 * m + 32
 
 
 def _q(x: Fraction) -> fmpq:
@@ -83,15 +84,6 @@ def _q(x: Fraction) -> fmpq:
 
 def _f(x: fmpq) -> Fraction:
     return coprime_fraction(int(x.p), int(x.q))
-
-
-@dataclass(frozen=True)
-class FFNDetails:
-    """What the run found besides the model (kept in ``LearnResult.details``)."""
-
-    function_form: FunctionForm
-    orientation: Orientation
-    paths: int
 
 
 class _Reader:
@@ -268,13 +260,19 @@ def _region_check(regions, normals) -> bool:
 
 
 def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
+    """One path: ``(form, samples)``, ``samples`` the exact ``(t, g)`` pairs read on each of its two segments."""
     p, q = _path(rng, d)
     segs = [(p, [b - a for a, b in zip(p, q)]), (q, [-a - b for a, b in zip(p, q)])]
     scans: list = []
     regions: list = []
+    samples: list = []
     for s, (P, D) in enumerate(segs):
-        def h(ts: list, P: list = P, D: list = D) -> list:
-            return reader.values([_at(P, D, t) for t in ts])
+        seen: list = [] if not scans else [(fmpq(0), scans[-1].end)]
+
+        def h(ts: list, P: list = P, D: list = D, seen: list = seen) -> list:
+            values = reader.values([_at(P, D, t) for t in ts])
+            seen.extend(zip(ts, values))
+            return values
 
         scan = scan_segment(
             h,
@@ -282,11 +280,13 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
             max_breakpoints=max_units if m is None else m,
         )
         scans.append(scan)
+        samples.append(seen)
         pair = _pair(P, D) if d > 1 else (0, 0)
         if pair is None:
             raise PathRetry("the path's segment is parallel to its start")
         regions.append(_regions(P, D, scan, pair, s))
     first, second = regions
+    _refute_m(samples, m)
     if sum(len(s.breakpoints) for s in scans) > (m if m is not None else max_units):
         raise OracleInconsistent(f"the path crosses more hyperplanes than m = {m}" if m is not None else
                                  f"more than {max_units} hyperplanes: raise max_units")
@@ -332,18 +332,50 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
     # off the path show it (and send the learner to another path, where it is not).
     away = [[int(x) for x in rng.integers(-(1 << _PATH_BITS), (1 << _PATH_BITS) + 1, size=d)]
             for _ in range(OFF_PATH_CHECKS)]
-    points = [[-x for x in q]] + away
-    for z, gz in zip(points, reader.values([(z, 1) for z in points])):
-        if _f(gz) != form.value(z):
-            raise PathRetry("a point off the path disagrees with the learned function (a hyperplane through p, "
-                            "or two hyperplanes crossing the path at one point)")
-    return form, len(form.normals)
+    points: list = [([-x for x in q], 1)] + [(z, 1) for z in away]
+    # A hyperplane that contains the whole path (through p and q: a seed chosen against the
+    # network) is never crossed either, and the coordinate probes see its unit on whichever
+    # side sign(n_i) puts them.  One probe x_0 − δ'u, u > 0 on every probed coordinate, lands
+    # on the side the probes did not predict (see docs/ffn.md).
+    side = _side_probe(r0, form, rng, d)
+    if side is not None:
+        points.append(side)
+    for (z, den), gz in zip(points, reader.values(points)):
+        if _f(gz) != form.value([Fraction(x, den) for x in z]):
+            raise PathRetry("a point off the path disagrees with the learned function (a hyperplane through p or "
+                            "containing the path, or two hyperplanes crossing the path at one point)")
+    return form, samples, (p, q)
+
+
+def _side_probe(r0: _Region, form: FunctionForm, rng, d: int):
+    """``x_0 − δ'·u`` (``u`` random in ``[1, 256]`` on the coordinates the region probes, 0 on its pair),
+    with ``δ'`` a power of two small enough to stay on ``x_0``'s side of every learned hyperplane."""
+    coords = [i for i in range(d) if i not in set(r0.pair)] if d > 2 else []
+    if not coords:
+        return None  # d <= 2: no hyperplane contains two independent points and the origin
+    u = [0] * d
+    for i in coords:
+        u[i] = int(rng.integers(1, 257))
+    nums, den = r0.point
+    x0 = [Fraction(n, den) for n in nums]
+    step = Fraction(int(r0.delta.p), int(r0.delta.q))
+    while True:
+        z = [a - step * b for a, b in zip(x0, u)]
+        if all((_dotf(n, z) > 0) == (_dotf(n, x0) > 0) and _dotf(n, z) != 0 for n in form.normals):
+            break
+        step /= 1 << 16
+    den2 = math.lcm(*(x.denominator for x in z))
+    return [int(x * den2) for x in z], den2
+
+
+def _dotf(a, b) -> Fraction:
+    return sum((x * y for x, y in zip(a, b) if x and y), Fraction(0))
 
 
 def _realize(form: FunctionForm, orientation: Orientation) -> ReLUFFN:
-    """A network with exactly the learned function: the unit form when identified, else the
+    """A network with exactly the learned function: the (first) unit form found, else the
     function-level form written as units (κ|n·x| = κReLU(n·x) + κReLU(−n·x), L·x as a pair)."""
-    if orientation.identifiable:
+    if orientation.solutions and not any(orientation.solutions[0].residual):
         return orientation.solutions[0].network()
     units = []
     for n, k in zip(form.normals, form.kinks):
@@ -351,31 +383,208 @@ def _realize(form: FunctionForm, orientation: Orientation) -> ReLUFFN:
     return UnitForm(tuple(units), form.linear).network()
 
 
-def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int):
+# -- all m units seen -------------------------------------------------------------------
+
+#: What an extraction from finitely many queries rests on, unless all m units were seen.
+HIDDEN_UNITS = ("no hidden units: every hyperplane's kink shows on the search path (no cluster of units whose "
+                "kinks cancel there, a tent, and no two hyperplanes crossing it within 2^-32); give m, an upper "
+                "bound on the units, to remove it when the search sees m hyperplanes")
+#: Every result of the ReLU learners rests on its search path being drawn independently of the network.
+PATH_SEED = "for a search path independent of the network (its seed drawn independently of it)"
+
+
+def at_most(m: int) -> str:
+    """The assumption a given ``m`` states: an upper bound on the hidden units."""
+    return f"among networks with at most {m} hidden unit{'' if m == 1 else 's'}"
+
+
+@dataclass(frozen=True)
+class Sighting:
+    """Whether every unit of the black box is accounted for ("all m units seen", docs/ffn.md).
+
+    Attributes
+    ----------
+    seen : bool
+        ``m`` was given, the learned function has ``m`` hyperplanes, a check path's samples
+        prove ``m`` distinct hyperplanes of the black box at determined points, and each
+        learned hyperplane holds exactly one of those points.  Then, among networks with at
+        most ``m`` units, the learned function is the black box's (but for a failure
+        probability of at most :func:`failure_bound` over the path seed).
+    reason : str
+        What the rule rests on, or why it does not hold.
+    proved : int
+        Distinct hyperplanes of the black box that the search path's samples prove (a
+        lower bound on its units, whatever the network).
+    """
+
+    seen: bool
+    reason: str
+    proved: int = 0
+
+
+#: The check path's integer entries lie in [−2^62, 2^62]: the bound of docs/ffn.md rests on it.
+_CHECK_BITS = 62
+
+
+def failure_bound(m: int, paths: int = 1) -> float:
+    """The probability, over the seed, that "all m units seen" holds for a wrong function:
+    at most ``m²·2/(2R − 3)`` per check path, ``R = 2^62`` (Schwartz–Zippel, docs/ffn.md).
+
+    >>> failure_bound(128) < 2.0 ** -47
+    True
+    """
+    return paths * m * m * 2.0 / (2.0 * 2.0**_CHECK_BITS - 3.0)
+
+
+def _proved(samples) -> list:
+    return [proved_breakpoints(seg) for seg in samples]
+
+
+def _refute_m(samples, m) -> None:
+    """More distinct hyperplanes proved on the path than ``m``: the stated bound is false."""
+    if m is None:
+        return
+    n = sum(b.count for b in _proved(samples))
+    if n > m:
+        raise OracleInconsistent(f"m = {m} is too small: the search path's exact samples prove {n} distinct "
+                                 f"hyperplanes, so the black box has at least {n} hidden units")
+
+
+def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm) -> Sighting:
+    """The second path of the "all m units seen" rule: it must prove ``m`` hyperplanes at determined points,
+    each on exactly one learned hyperplane (raises :class:`PathRetry` when the learned form is refuted)."""
+    R = 1 << _CHECK_BITS
+    while True:
+        p = [int(x) for x in rng.integers(-R, R, size=d, endpoint=True)]
+        q = [int(x) for x in rng.integers(-R, R, size=d, endpoint=True)]
+        if any(p) and any(q):
+            break
+    segs = [(p, [b - a for a, b in zip(p, q)]), (q, [-a - b for a, b in zip(p, q)])]
+    samples: list = []
+    end = None
+    for P, D in segs:
+        seen: list = [] if end is None else [(fmpq(0), end)]
+
+        def h(ts: list, P: list = P, D: list = D, seen: list = seen) -> list:
+            values = reader.values([_at(P, D, t) for t in ts])
+            seen.extend(zip(ts, values))
+            return values
+
+        scan = scan_segment(h, start=end, max_breakpoints=m)
+        end = scan.end
+        samples.append(seen)
+    proved = _proved(samples)
+    total = sum(b.count for b in proved)
+    if total > m:
+        raise OracleInconsistent(f"m = {m} is too small: the check path's exact samples prove {total} distinct "
+                                 f"hyperplanes, so the black box has at least {total} hidden units")
+    if total < m or any(b.positions is None for b in proved):
+        return Sighting(False, f"the check path proves {total} of the {m} hyperplanes at determined points "
+                        "(two of them cross it closer together than its samples resolve)", total)
+    points = [_at(P, D, t) for (P, D), b in zip(segs, proved) for t in b.positions]
+    if m:
+        N = QMatrix.from_rows([list(n) for n in form.normals])
+        Z = QMatrix.from_columns([[fmpq(x, den) for x in nums] for nums, den in points], nrows=d)
+        zeros = [[j for j, x in enumerate(row) if x == 0] for row in (N @ Z).rows()]
+        if sorted(len(z) for z in zeros) != [1] * m or len({z[0] for z in zeros}) != m:
+            raise PathRetry("the check path's crossings do not lie one on each learned hyperplane: the learned "
+                            "function is not the black box's")
+    return Sighting(True, f"all {m} units seen: a check path proves {m} distinct hyperplanes, each on exactly one "
+                    f"learned hyperplane (wrong with probability <= {failure_bound(m):.1e} over the path seed)", total)
+
+
+@dataclass(frozen=True)
+class Extraction:
+    """What :func:`_extract` found: the function, its units, the network returned, and the sighting."""
+
+    form: FunctionForm
+    orientation: Orientation
+    model: ReLUFFN
+    paths: int
+    sighting: Sighting
+    identifiable: bool
+    unit_reason: str
+
+
+def _unit_level(orientation: Orientation, sighting: Sighting, m) -> tuple[bool, str]:
+    """Whether the unit level is identified, and what that rests on (or why not)."""
+    if not sighting.seen:
+        why = orientation.reason or "one orientation with one unit per hyperplane"
+        if m is None:
+            return False, f"{why}; the units are identified only when every unit is accounted for: give m"
+        return False, f"{why}; not every unit is accounted for ({sighting.reason})"
+    if not orientation.unique:
+        return False, orientation.reason
+    return True, (f"identifiable among networks with at most {m} units: all {m} hyperplanes seen, one unit on each, "
+                  "and a unique orientation")
+
+
+def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int) -> Extraction:
     """The learner's queries and decisions, given how to ask, read the transcript and replay.
 
-    Returns ``(form, orientation, model, paths)``.  The run and the certificate check both
-    call it, so a certificate can re-derive the very queries the learner made.
+    The run and the certificate check both call it, so a certificate re-derives the very
+    queries the learner made, and every decision on them (the sighting included), from the
+    answers alone.
     """
     rng = np.random.default_rng(seed)
     reader = _Reader(ask, d)
     last = ""
     for attempt in range(retries + 1):
         try:
-            form, _ = _attempt(reader, rng, d, m, max_units)
+            form, samples, _ = _attempt(reader, rng, d, m, max_units)
+            proved = sum(b.count for b in _proved(samples))
+            orientation = orient(form)
+            if m is not None and len(form.normals) == m:
+                sighting = _check_path(reader, rng, d, m, form)
+            else:
+                found = len(form.normals)
+                sighting = Sighting(False, "no m given" if m is None else (
+                    f"the search found {found} hyperplanes for m = {m}: units merged on one hyperplane, an antipodal "
+                    "pair, or units hidden from the search" if found < m else
+                    f"the search found {found} hyperplanes, more than m = {m}"), proved)
         except PathRetry as e:
             last = str(e)
             continue
-        orientation = orient(form, m=m)
+        if sighting.seen and orientation.exhaustive and not orientation.one_per_plane:
+            # proved the black box's if it has at most m units, yet no m units compute it: it has more
+            raise OracleInconsistent(
+                f"m = {m} is too small: the learned function, which is the black box's if it has at most m units, "
+                f"needs more than m units ({orientation.reason})")
         model = _realize(form, orientation)
         bad = replay(model, transcript())
         if bad:
             last = f"the learned function does not reproduce {len(bad)} answers (first #{bad[0]})"
             continue
-        return form, orientation, model, attempt + 1
+        identifiable, unit_reason = _unit_level(orientation, sighting, m)
+        return Extraction(form, orientation, model, attempt + 1, sighting, identifiable, unit_reason)
     raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): the black box is "
                              "not a bias-free one-hidden-layer ReLU network, or its hyperplanes cross every path "
                              "tried closer together than the search resolves")
+
+
+def standing_assumptions(m, seen: bool) -> tuple:
+    """What an FFN result rests on beyond its certificate: the path seed, ``m`` if given, and no
+    hidden units unless all ``m`` were seen."""
+    out = () if seen else (HIDDEN_UNITS,)
+    if m is not None:
+        out += (at_most(m),)
+    return out + (PATH_SEED,)
+
+
+def ffn_details(ex: Extraction, seed: int) -> dict:
+    return {
+        "function_form": ex.form,
+        "unit_forms": ex.orientation.solutions,
+        "identifiable": ex.identifiable,
+        "orientations": len(ex.orientation.solutions),
+        "unit_reason": ex.unit_reason,
+        "hyperplanes": len(ex.form.normals),
+        "proved_hyperplanes": ex.sighting.proved,
+        "units_seen": ex.sighting.seen,
+        "sighting": ex.sighting.reason,
+        "paths": ex.paths,
+        "seed": seed,
+    }
 
 
 def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
@@ -388,10 +597,12 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
         An exact oracle on one-token sequences (e.g. ``ExactOracle(ReLUFFN(...))``, or a
         one-layer Transformer's oracle: one-token queries of it are its FFN).
     m : int, optional
-        The number of hidden units, if known: the search stops at ``m`` hyperplanes, and
-        the unit level is identifiable only if the units found are ``m``.
+        An upper bound on the number of hidden units, if known.  It is stated as an
+        assumption; the search stops at ``m`` hyperplanes, a path that proves more refutes
+        it (:class:`~exact.errors.OracleInconsistent`), and when the search sees ``m``
+        hyperplanes a check path can prove that no unit hides (docs/ffn.md).
     seed : int, optional
-        Seed of the search path (fresh when omitted; reported).
+        Seed of the search paths (fresh when omitted; reported).
     checks : int
         Random verification points the driver decides exactly after learning (default 6;
         with the learner's own two random points off the path, 8 in all).
@@ -405,9 +616,11 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
     Returns
     -------
     LearnResult
-        ``model`` a network computing exactly the learned function (the unit form when it
-        is identifiable); ``details["function_form"]``, ``details["unit_forms"]``,
-        ``details["identifiable"]``.
+        ``model`` a network computing exactly the learned function (a unit form when one
+        was found); ``details["function_form"]``, ``details["unit_forms"]``,
+        ``details["identifiable"]``, ``details["units_seen"]``.  ``assumptions`` says what the
+        exactness rests on: no hidden units unless all ``m`` units were seen, the bound ``m``
+        itself when given, and the path seed's independence of the network.
 
     Examples
     --------
@@ -416,8 +629,10 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
     >>> r = learn_ffn(ExactOracle(net), m=2, seed=0)
     >>> r.details["function_form"] == net.function_form(), r.model.unit_form() == net.unit_form()
     (True, True)
-    >>> r.details["identifiable"], r.exact
-    (True, True)
+    >>> r.details["units_seen"], r.details["identifiable"], r.exact
+    (True, True, True)
+    >>> r.assumptions
+    ('among networks with at most 2 hidden units', 'for a search path independent of the network (its seed drawn independently of it)')
     """
     d = oracle_dimension(oracle)
     if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
@@ -434,85 +649,56 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
     run = Run(SPEC, oracle, mode="certified", queries=ffn_query_bound(d, m) - DEFAULT_FFN_CHECKS if m is not None else None,
               checks=checks, check_seed=check_seed)
     with run:
-        form, orientation, model, paths = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed,
-                                                   retries=retries, max_units=max_units)
-        details = {
-            "function_form": form,
-            "unit_forms": orientation.solutions,
-            "identifiable": orientation.identifiable,
-            "orientations": len(orientation.solutions),
-            "unit_reason": orientation.reason,
-            "hyperplanes": len(form.normals),
-            "paths": paths,
-            "seed": seed,
-        }
+        ex = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed, retries=retries,
+                      max_units=max_units)
         conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
-        if units_seen(orientation, m):
-            conditions["units_seen"] = True
-        return run.finish(model, conditions=conditions, details=details)
-
-
-#: What an extraction from finitely many queries rests on, unless all ``m`` units were seen.
-HIDDEN_UNITS = ("no hidden units: every hyperplane's kink shows on the search path (no cluster of units whose "
-                "kinks cancel there, a tent, and no two hyperplanes crossing it within 2^-32); give m to check it")
-
-
-def units_seen(orientation: Orientation, m: int | None) -> bool:
-    """All ``m`` units accounted for: one unit form, no residual, exactly ``m`` units."""
-    if m is None or len(orientation.solutions) != 1 or not orientation.identifiable:
-        return False
-    sol = orientation.solutions[0]
-    return not any(sol.residual) and len(sol.units) == m
-
-
-def _standing(conditions) -> tuple:
-    return () if conditions.get("units_seen") else (HIDDEN_UNITS,)
+        return run.finish(ex.model, conditions=conditions, details=ffn_details(ex, seed),
+                          standing=standing_assumptions(m, ex.sighting.seen))
 
 
 def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
 
 
-def rederive(ffn, conditions) -> tuple[list, object]:
-    """The queries the learner makes on the network ``ffn`` with the recorded seed, and the form it finds."""
+def rederive(ffn, conditions) -> tuple[list, Extraction]:
+    """The queries the learner makes on the network ``ffn`` with the recorded seed, and what it finds there."""
     from ..certify import failed_entries
     from ..oracles import ExactOracle
 
     box = ExactOracle(ffn)
-    form, _, _, _ = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), ffn.d,
-                             m=conditions.get("m"), seed=conditions["seed"], retries=conditions.get("retries", 3),
-                             max_units=1 << 16)
-    return [q.X for q in box.transcript], form
+    ex = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), ffn.d,
+                  m=conditions.get("m"), seed=conditions["seed"], retries=conditions.get("retries", 3),
+                  max_units=1 << 16)
+    return [q.X for q in box.transcript], ex
 
 
-def check_ffn_part(ffn, queries: list, conditions) -> tuple[str | None, int]:
+def check_ffn_part(ffn, queries: list, conditions) -> tuple[str | None, int, bool]:
     """Why ``queries`` do not begin with the ReLU learner's queries on ``ffn`` (or its claims do not
-    hold), or ``None``; and how many queries that part holds."""
+    hold), or ``None``; how many queries that part holds; and whether all ``m`` units were seen
+    there (re-derived from the answers, never read from the certificate)."""
     if conditions.get("seed") is None:
-        return "the certificate must record the FFN learner's path seed (conditions seed)", 0
-    if conditions.get("units_seen") and (conditions.get("m") is None or len(ffn.unit_form().units) != conditions["m"]):
-        return "the certificate claims all m units were seen, but the network does not have exactly m units", 0
+        return "the certificate must record the FFN learner's path seed (conditions seed)", 0, False
     try:
-        expected, form = rederive(ffn, conditions)
+        expected, ex = rederive(ffn, conditions)
     except (ExactAttentionError, ArithmeticError) as e:
-        return f"re-running the ReLU learner on the certified network fails: {type(e).__name__}: {e}"[:300], 0
-    if form != ffn.function_form():
+        return f"re-running the ReLU learner on the certified network fails: {type(e).__name__}: {e}"[:300], 0, False
+    if ex.form != ffn.function_form():
         return ("the ReLU learner, re-run on the certified network, finds another function: part of it hides "
-                "from the search"), 0
+                "from the search"), 0, False
     if queries[:len(expected)] != expected:
         return ("the transcript is not the queries the ReLU learner makes on this network with this seed, "
-                "so it need not identify the network"), 0
-    return None, len(expected)
+                "so it need not identify the network"), 0, False
+    return None, len(expected), ex.sighting.seen
 
 
-def _check_certificate(model, transcript, conditions) -> str | None:
+def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     """Re-run the learner on the certified network (same seed): its queries must be the transcript's,
-    and the function it finds must be the network's."""
+    the function it finds must be the network's, and what the claim rests on is re-derived there."""
     xs = [q.X for q in transcript]
-    reason, n = check_ffn_part(model, xs, conditions)
+    reason, n, seen = check_ffn_part(model, xs, conditions)
     if reason is None and n != len(xs):
         reason = "the transcript holds more queries than the ReLU learner makes on this network"
-    return reason
+    return registry.Rederived(reason, standing_assumptions(conditions.get("m"), seen))
 
 
 def _unchecked(conditions) -> tuple:
@@ -527,17 +713,16 @@ SPEC = registry.register(
         modes=("certified",),
         learn=learn_ffn,
         query_count=lambda d, m=None, **conditions: ffn_query_bound(d, m if m is not None else d),
-        count_formula="<= (m + 1)(d − 2) + 5m + 20",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
-                    "units_seen": lambda x: x is True},
+        count_formula="<= (m + 1)(d − 2) + 10m + 32",
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
         check_certificate=_check_certificate,
-        standing=_standing,
+        standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
         scope=lambda conditions: "as a function, among bias-free one-hidden-layer ReLU networks",
         unchecked=_unchecked,
         model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network",
         options=(
-            registry.Option("m", "int", "the number of hidden units, if known", minimum=0),
-            registry.Option("seed", "int", "seed of the search path (default: fresh, reported)", minimum=0),
+            registry.Option("m", "int", "an upper bound on the hidden units, if known", minimum=0),
+            registry.Option("seed", "int", "seed of the search paths (default: fresh, reported)", minimum=0),
         ),
         command="ffn",
         method="exact",

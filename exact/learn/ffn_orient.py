@@ -47,17 +47,39 @@ class Orientation:
     solutions : tuple of UnitForm
         Every unit form found (with its residual linear part; zero when the units explain
         ``L``).  Empty when none was searched (``reason`` says why).
-    identifiable : bool
-        Exactly one solution, with no residual.  (Among networks whose every unit's
-        hyperplane shows a kink: a cancelled pair ``w·ReLU(z) − w·ReLU(−z)`` is linear and
-        shows none, so no learner can tell where it lies.)
+    one_per_plane : bool
+        The solutions put exactly one unit on each hyperplane, and explain ``L`` with no
+        residual: the function needs exactly as many units as it has hyperplanes.
+    exhaustive : bool
+        The search excludes every other unit form with at most one unit per side of each
+        hyperplane (``False`` when lattice reduction found a solution but cannot exclude
+        others, or the float filter gave up).
     reason : str
-        Why the unit level is not identifiable, or a note on it ("" otherwise).
+        What the solutions are, or why none was found ("" for one unit per hyperplane,
+        found exhaustively and uniquely).
+
+    Whether the unit level is *identifiable* is not decided here: that needs every unit of
+    the black box accounted for, which only the learner's search can prove (the ReLU
+    learner's "all m units seen" rule, :mod:`exact.learn.ffn`).
     """
 
     solutions: tuple
-    identifiable: bool
+    one_per_plane: bool
+    exhaustive: bool = True
     reason: str = ""
+
+    @property
+    def unique(self) -> bool:
+        """Exactly one unit form, one unit per hyperplane, and no other excluded."""
+        return self.one_per_plane and self.exhaustive and len(self.solutions) == 1
+
+    @property
+    def units(self) -> int | None:
+        """The units the (first) solution needs, counting a residual as an antipodal pair."""
+        if not self.solutions:
+            return None
+        sol = self.solutions[0]
+        return len(sol.units) + (2 if any(sol.residual) else 0)
 
 
 def _solve_span(normals, L):
@@ -71,24 +93,29 @@ def _solve_span(normals, L):
     return [rows[i][k] for i in range(k)]
 
 
-def orient(form: FunctionForm, *, m: int | None = None, max_free: int = 22) -> Orientation:
-    """The unit forms of ``form`` (see the module docstring); ``m``, if known, the number of units.
+def orient(form: FunctionForm, *, max_free: int = 22) -> Orientation:
+    """The unit forms of ``form`` with at most one unit per side of each hyperplane (see the module docstring).
 
     Examples
     --------
     >>> from exact.ffn import ReLUFFN
     >>> net = ReLUFFN([[1, 2], [3, -1]], [2, -1])
-    >>> o = orient(net.function_form(), m=2)
-    >>> o.identifiable, o.solutions[0] == net.unit_form()
+    >>> o = orient(net.function_form())
+    >>> o.unique, o.solutions[0] == net.unit_form()
     (True, True)
+    >>> pair = ReLUFFN([[1, 0], [-1, 0], [0, 1]], [1, 2, 1])   # two units on one hyperplane
+    >>> o = orient(pair.function_form())
+    >>> o.one_per_plane, o.units, o.solutions[0] == pair.unit_form()
+    (False, 3, True)
     """
     normals, kinks, L = form.normals, form.kinks, form.linear
     d, k = form.d, len(normals)
     zero = (Fraction(0),) * d
     if k == 0:
         if not any(L):
-            return Orientation((UnitForm((), zero),), m in (None, 0), "" if m in (None, 0) else "no kink is visible")
-        return Orientation((UnitForm((), tuple(L)),), False, "g is linear: no hyperplane shows, only a linear part")
+            return Orientation((UnitForm((), zero),), True)
+        return Orientation((UnitForm((), tuple(L)),), False, True,
+                           "g is linear: no hyperplane shows, only a linear part (an antipodal pair, two units)")
     rank = QMatrix.from_rows([list(n) for n in normals]).rank() if k <= d else d
     if rank == k:
         y = _solve_span(normals, L)
@@ -96,26 +123,22 @@ def orient(form: FunctionForm, *, m: int | None = None, max_free: int = 22) -> O
             units = [(n, kap) for n, kap in zip(normals, kinks)] + [(tuple(-x for x in n), kap) for n, kap in zip(normals, kinks)]
             # κ|n·x| = κReLU(n·x) + κReLU(−n·x), with all of L as the residual: one representative
             sol = UnitForm.build(d, units, residual=L)
-            return Orientation((sol,), False, "the linear part is not in the span of the hyperplane normals "
+            return Orientation((sol,), False, True, "the linear part is not in the span of the hyperplane normals "
                                "(a cancelled pair w·ReLU(z) − w·ReLU(−z), or a linear part no unit explains)")
         units = []
         for n, kap, yk in zip(normals, kinks, y):
             units.append((n, kap + yk))
             units.append((tuple(-x for x in n), kap - yk))
         sol = UnitForm.build(d, units)
-        count = len(sol.units)
-        if m is not None and count > m:
-            return Orientation((sol,), False, f"the function needs {count} units (an antipodal pair per hyperplane "
-                               f"whose linear share is not ±κ), more than m = {m}")
-        if m is not None and count < m:  # merged duplicates, or units hidden from the path: not told apart
-            return Orientation((sol,), False, f"{count} units explain the function but m = {m}: units on the same "
-                               "hyperplane and side merged, or units hidden from the search (a tent); the "
-                               "canonical form merges duplicates, but hidden units cannot be excluded")
+        pairs = sum(abs(yk) != abs(kap) for kap, yk in zip(kinks, y))
+        if pairs:
+            return Orientation((sol,), False, True, f"{pairs} hyperplane{'s' if pairs > 1 else ''} carry an antipodal "
+                               f"pair (a linear share that is not ±κ): {len(sol.units)} units on {k} hyperplanes")
         return Orientation((sol,), True)
-    return _subset_sum(form, m=m, max_free=max_free)
+    return _subset_sum(form, max_free=max_free)
 
 
-def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
+def _subset_sum(form: FunctionForm, *, max_free: int) -> Orientation:
     normals, kinks, L = form.normals, form.kinks, form.linear
     d, k = form.d, len(normals)
     N = QMatrix.from_rows([list(n) for n in normals])
@@ -127,7 +150,7 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
     B = [list(normals[b]) for b in basis]
     c0 = _solve_span([normals[b] for b in basis], L)
     if c0 is None:
-        return Orientation((), False, "the linear part is not in the span of the normals")
+        return Orientation((), False, True, "the linear part is not in the span of the normals")
     C = [_solve_span([normals[b] for b in basis], normals[f]) for f in free]
     assert all(c is not None for c in C) and B
     # y_b = c0_b − Σ_f s_f κ_f C_fb must equal s_b κ_b: prefilter in float64, confirm exactly
@@ -148,8 +171,9 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
         ok = np.all(np.abs(np.abs(Y) - np.abs(kb)[None, :]) <= 1e-9 * (len(free) + 2), axis=1)
         confirmed += int(ok.sum())
         if confirmed > MAX_CONFIRMATIONS:
-            return Orientation(tuple(solutions), False, f"more than {MAX_CONFIRMATIONS} sign patterns pass the float "
-                               "filter (the kinks differ too much in size for it): the orientation is not resolved")
+            return Orientation(tuple(solutions), bool(solutions), False, f"more than {MAX_CONFIRMATIONS} sign patterns "
+                               "pass the float filter (the kinks differ too much in size for it): the orientation is "
+                               "not resolved")
         for row in S[ok]:
             s_free = [int(x) for x in row]
             y = [c0[j] - sum((sf * kinks[f] * C[i][j] for i, (f, sf) in enumerate(zip(free, s_free))), Fraction(0))
@@ -161,17 +185,11 @@ def _subset_sum(form: FunctionForm, *, m, max_free: int) -> Orientation:
                 solutions.append(UnitForm.build(d, units))
     solutions.sort(key=lambda u: u.units)
     if not solutions:
-        return Orientation((), False, "no orientation with one unit per hyperplane explains the linear part "
+        return Orientation((), False, True, "no orientation with one unit per hyperplane explains the linear part "
                            "(antipodal pairs, or a linear part no unit explains)")
     if len(solutions) > 1:
-        return Orientation(tuple(solutions), False, f"{len(solutions)} orientations explain the function "
+        return Orientation(tuple(solutions), True, True, f"{len(solutions)} orientations explain the function "
                            "(signed, weighted normals summing to zero: a tent)")
-    if m is None or len(solutions[0].units) != m:
-        # one unit per hyperplane was assumed: an antipodal pair, merged duplicates or hidden
-        # units would change the count, which only a known m can check
-        return Orientation(tuple(solutions), False, f"one orientation with one unit per hyperplane, "
-                           f"{len(solutions[0].units)} units; " + ("give m to check that count (an antipodal pair "
-                           "would make it larger)" if m is None else f"but m = {m}"))
     return Orientation(tuple(solutions), True)
 
 
@@ -208,4 +226,4 @@ def _lattice(form: FunctionForm, n_free: int, max_free: int) -> Orientation:
     reason = (f"{n_free} free signs exceed the enumeration limit {max_free}: "
               + (f"{len(found)} orientation(s) found by lattice reduction (LLL); others are not excluded"
                  if found else "lattice reduction (LLL) found no orientation; the orientation is not resolved"))
-    return Orientation(tuple(found), False, reason)
+    return Orientation(tuple(found), bool(found), False, reason)

@@ -25,7 +25,7 @@ from ..odd import OddOracle
 from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
-from .ffn import HIDDEN_UNITS, _extract, _seed_ok, check_ffn_part, units_seen
+from .ffn import _extract, _seed_ok, check_ffn_part, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
 
@@ -70,8 +70,9 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
         raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
     with run:
-        form, orientation, ffn, paths = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed,
-                                                 retries=retries, max_units=max_units)
+        ex = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed, retries=retries,
+                      max_units=max_units)
+        form, ffn = ex.form, ex.model
         ffn_queries = oracle.count - run.start
         v_ffn = tuple(2 * x for x in form.linear)  # Aᵀw = 2L
         if not any(v_ffn):
@@ -87,40 +88,30 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
                 "one-layer Transformer T(X) = wᵀReLU(A·h(X))"
             )
         model = Transformer(head.model.W, ffn.A, ffn.w)
-        details = {
-            "function_form": form,
-            "unit_forms": orientation.solutions,
-            "identifiable": orientation.identifiable,
-            "orientations": len(orientation.solutions),
-            "unit_reason": orientation.reason,
-            "hyperplanes": len(form.normals),
-            "paths": paths,
-            "seed": seed,
-            "ffn_queries": ffn_queries,
-            "odd_queries": head.queries,
-            "v_eff": v_ffn,
-        }
+        details = {**ffn_details(ex, seed), "ffn_queries": ffn_queries, "odd_queries": head.queries, "v_eff": v_ffn}
         conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
-        if units_seen(orientation, m):
-            conditions["units_seen"] = True
-        return run.finish(model, conditions=conditions, details=details)
+        return run.finish(model, conditions=conditions, details=details,
+                          standing=standing_assumptions(m, ex.sighting.seen))
 
 
-def _check_certificate(model, transcript, conditions) -> str | None:
+def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     """The transcript must be the FFN learner's queries on the model's FFN (same seed, the same
     function found), then Theorem 4.1's probe set for ``v_eff = Aᵀw``, each probe as the pair ``X, −X``."""
+    rests = standing_assumptions(conditions.get("m"), False)
     v = model.v_eff
     if not any(v):
-        return "Aᵀw = 0, so the odd part shows nothing of W: the transcript cannot identify it"
+        return registry.Rederived("Aᵀw = 0, so the odd part shows nothing of W: the transcript cannot identify it",
+                                  rests)
     xs = [q.X for q in transcript]
-    reason, n = check_ffn_part(model.ffn, xs, conditions)
+    reason, n, seen = check_ffn_part(model.ffn, xs, conditions)
+    rests = standing_assumptions(conditions.get("m"), seen)
     if reason is not None:
-        return reason
+        return registry.Rederived(reason, rests)
     probes = [Sequence.basis(model.d, i) for i in range(model.d)] + ProbePlan.choose(v).sequences()
     if xs[n:] != [x for s in probes for x in (s, -s)]:
-        return ("the transcript is not the FFN learner's queries followed by Theorem 4.1's probe pairs for this "
-                "model, so it need not identify it")
-    return None
+        return registry.Rederived("the transcript is not the FFN learner's queries followed by Theorem 4.1's probe "
+                                  "pairs for this model, so it need not identify it", rests)
+    return registry.Rederived(None, rests)
 
 
 SPEC = registry.register(
@@ -132,15 +123,14 @@ SPEC = registry.register(
         learn=learn_transformer,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN(d, m) + 2(d² + d)",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
-                    "units_seen": lambda x: x is True},
+        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
         check_certificate=_check_certificate,
-        standing=lambda conditions: () if conditions.get("units_seen") else (HIDDEN_UNITS,),
+        standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
         scope=lambda conditions: "among one-layer Transformers with a bias-free ReLU FFN",
         unchecked=lambda conditions: ("among one-layer Transformers with a bias-free ReLU FFN",),
         model_class=lambda conditions: "a one-layer Transformer",
         options=(
-            registry.Option("m", "int", "the number of hidden units, if known", minimum=0),
+            registry.Option("m", "int", "an upper bound on the hidden units, if known", minimum=0),
             registry.Option("seed", "int", "seed of the FFN search path (default: fresh, reported)", minimum=0),
         ),
         command="transformer",
