@@ -440,14 +440,18 @@ def _proved(samples) -> list:
     return [proved_breakpoints(seg) for seg in samples]
 
 
+def _planes(n: int) -> str:
+    return f"{n} distinct hyperplane{'s' if n != 1 else ''}"
+
+
 def _refute_m(samples, m) -> None:
     """More distinct hyperplanes proved on the path than ``m``: the stated bound is false."""
     if m is None:
         return
     n = sum(b.count for b in _proved(samples))
     if n > m:
-        raise OracleInconsistent(f"m = {m} is too small: the search path's exact samples prove {n} distinct "
-                                 f"hyperplanes, so the black box has at least {n} hidden units")
+        raise OracleInconsistent(f"m = {m} is too small: the search path's exact samples prove {_planes(n)}, "
+                                 f"so the black box has at least {n} hidden unit{'s' if n > 1 else ''}")
 
 
 def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm) -> Sighting:
@@ -476,8 +480,8 @@ def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm) -> Sig
     proved = _proved(samples)
     total = sum(b.count for b in proved)
     if total > m:
-        raise OracleInconsistent(f"m = {m} is too small: the check path's exact samples prove {total} distinct "
-                                 f"hyperplanes, so the black box has at least {total} hidden units")
+        raise OracleInconsistent(f"m = {m} is too small: the check path's exact samples prove {_planes(total)}, "
+                                 f"so the black box has at least {total} hidden unit{'s' if total > 1 else ''}")
     if total < m or any(b.positions is None for b in proved):
         return Sighting(False, f"the check path proves {total} of the {m} hyperplanes at determined points "
                         "(two of them cross it closer together than its samples resolve)", total)
