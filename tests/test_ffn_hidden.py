@@ -93,7 +93,7 @@ def test_a_merged_pair_and_a_cancelled_pair_keep_the_hidden_units_assumption():
     """m = 6 units were "found" (antipodal pairs explain the merged structure): that proves nothing."""
     e = Fraction(1, 2**40)
     net = ReLUFFN([[1, 0, 0], [1, e, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1], [-1, -1, -1]], [1, 1, 1, 1, 1, -1])
-    r = learn_ffn(ExactOracle(net), m=6, seed=0)
+    r = learn_ffn(ExactOracle(net), m=6, seed=0, checks=0)
     x = [-e / 4, 1, 0]
     assert r.model.value(x) != net.value(x)  # the merged pair is wrong in its thin wedge: the search cannot see it
     assert HIDDEN_UNITS in r.assumptions and HIDDEN_UNITS in r.certificate.assumptions
@@ -107,7 +107,7 @@ def test_a_merged_pair_and_a_cancelled_pair_keep_the_hidden_units_assumption():
 def test_m_below_the_truth_is_stated_as_the_assumption_the_result_rests_on():
     s, t = Fraction(1, 3), Fraction(1, 16)
     net = ReLUFFN([[1, 0], [1, -(s + t)], [1, -s], [1, -(s - t)]], [1, 1, -2, 1])  # a unit and a hidden tent
-    r = learn_ffn(ExactOracle(net), m=1, seed=0)
+    r = learn_ffn(ExactOracle(net), m=1, seed=0, checks=0)  # random verification points may hit the tent
     assert r.model.function_form() != net.function_form()
     assert at_most(1) in r.assumptions and at_most(1) in r.certificate.assumptions
     report = replace(r.certificate, assumptions=tuple(a for a in r.certificate.assumptions if a != at_most(1))).check()

@@ -723,7 +723,8 @@ SPEC = registry.register(
         standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
         scope=lambda conditions: "as a function, among bias-free one-hidden-layer ReLU networks",
         unchecked=_unchecked,
-        model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network",
+        model_class=lambda conditions: "a bias-free one-hidden-layer ReLU network whose units all show on the search "
+                                       "path (a verification point disagrees: units hidden from it, such as a tent)",
         options=(
             registry.Option("m", "int", "an upper bound on the hidden units, if known", minimum=0),
             registry.Option("seed", "int", "seed of the search paths (default: fresh, reported)", minimum=0),
