@@ -374,7 +374,11 @@ def _learn_parser(sub) -> None:
                 else:
                     where = "" if len(owned) == len(specs) else f"[{'|'.join(m for m, _ in owned)}] "
                     text = where + opt.help + (f" (default {opt.default})" if opt.default is not None else "")
-                lc.add_argument(opt.flag, dest=opt.name, type=_OPTION_TYPES[opt.kind](opt), default=None, help=text)
+                if opt.kind == "flag":
+                    lc.add_argument(opt.flag, dest=opt.name, action="store_const", const=True, default=None, help=text)
+                else:
+                    lc.add_argument(opt.flag, dest=opt.name, type=_OPTION_TYPES[opt.kind](opt), default=None,
+                                    help=text)
         lc.add_argument("--json", action="store_true", help="print the result as JSON")
         lc.add_argument("--certificate", default=None, metavar="FILE", help="write the certificate (with transcript) here")
         lc.add_argument("--quiet", action="store_true", help="no progress bar on stderr")

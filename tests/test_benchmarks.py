@@ -107,3 +107,15 @@ def test_multihead_benchmark_prints_runs_ratios_and_the_median():
     assert [(r["d"], r["H"]) for r in rows if r["row"] == "ratio"] == [(2, 2), (3, 2)]
     (median,) = [r for r in rows if r["row"] == "median"]
     assert median["instances"] == 2 and median["met"] == (median["fast_over_paper_queries"] <= 0.6)
+
+
+def test_ffn_hidden_benchmark_prints_runs_and_ratios():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "ffn_hidden.py"), "--networks", "4", "--widths", "2"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    runs = [r for r in rows if r["row"] == "run"]
+    assert {r["way"] for r in runs} == {"plain", "interior", "m", "m+interior"}
+    assert all(r["found"] + r["refused"] <= 4 for r in runs)
+    assert [r["way"] for r in rows if r["row"] == "ratio"] == ["interior", "m", "m+interior"]

@@ -259,7 +259,7 @@ def _region_check(regions, normals) -> bool:
     return True
 
 
-def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
+def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int, interior: bool = False):
     """One path: ``(form, samples)``, ``samples`` the exact ``(t, g)`` pairs read on each of its two segments."""
     p, q = _path(rng, d)
     segs = [(p, [b - a for a, b in zip(p, q)]), (q, [-a - b for a, b in zip(p, q)])]
@@ -278,6 +278,7 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
             h,
             start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
             max_breakpoints=max_units if m is None else m,
+            interior=_interior_points(rng) if interior else None,
         )
         scans.append(scan)
         samples.append(seen)
@@ -345,6 +346,13 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int):
             raise PathRetry("a point off the path disagrees with the learned function (a hyperplane through p or "
                             "containing the path, or two hyperplanes crossing the path at one point)")
     return form, samples, (p, q)
+
+
+def _interior_points(rng):
+    """``interior(lo, hi)``: a random point ``lo + u·(hi − lo)``, ``u`` a random 30-bit dyadic in ``(0, 1)``."""
+    def pick(lo: fmpq, hi: fmpq) -> fmpq:
+        return lo + (hi - lo) * fmpq(int(rng.integers(1, 1 << 30)), 1 << 30)
+    return pick
 
 
 def _side_probe(r0: _Region, form: FunctionForm, rng, d: int):
@@ -454,7 +462,7 @@ def _refute_m(samples, m) -> None:
                                  f"so the black box has at least {n} hidden unit{'s' if n > 1 else ''}")
 
 
-def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm) -> Sighting:
+def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm, interior: bool = False) -> Sighting:
     """The second path of the "all m units seen" rule: it must prove ``m`` hyperplanes at determined points,
     each on exactly one learned hyperplane (raises :class:`PathRetry` when the learned form is refuted)."""
     R = 1 << _CHECK_BITS
@@ -474,7 +482,7 @@ def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm) -> Sig
             seen.extend(zip(ts, values))
             return values
 
-        scan = scan_segment(h, start=end, max_breakpoints=m)
+        scan = scan_segment(h, start=end, max_breakpoints=m, interior=_interior_points(rng) if interior else None)
         end = scan.end
         samples.append(seen)
     proved = _proved(samples)
@@ -523,7 +531,8 @@ def _unit_level(orientation: Orientation, sighting: Sighting, m) -> tuple[bool, 
                   "and a unique orientation")
 
 
-def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int) -> Extraction:
+def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int,
+             interior: bool = False) -> Extraction:
     """The learner's queries and decisions, given how to ask, read the transcript and replay.
 
     The run and the certificate check both call it, so a certificate re-derives the very
@@ -535,11 +544,11 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
     last = ""
     for attempt in range(retries + 1):
         try:
-            form, samples, _ = _attempt(reader, rng, d, m, max_units)
+            form, samples, _ = _attempt(reader, rng, d, m, max_units, interior)
             proved = sum(b.count for b in _proved(samples))
             orientation = orient(form)
             if m is not None and len(form.normals) == m:
-                sighting = _check_path(reader, rng, d, m, form)
+                sighting = _check_path(reader, rng, d, m, form, interior)
             else:
                 found = len(form.normals)
                 sighting = Sighting(False, "no m given" if m is None else (
@@ -562,8 +571,9 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
         identifiable, unit_reason = _unit_level(orientation, sighting, m)
         return Extraction(form, orientation, model, attempt + 1, sighting, identifiable, unit_reason)
     raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): the black box is "
-                             "not a bias-free one-hidden-layer ReLU network, or its hyperplanes cross every path "
-                             "tried closer together than the search resolves")
+                             "not a bias-free one-hidden-layer ReLU network, or part of it hides from every path "
+                             "tried (a tent between the samples, or hyperplanes crossing the paths closer together "
+                             "than the search resolves)")
 
 
 def standing_assumptions(m, seen: bool) -> tuple:
@@ -592,7 +602,7 @@ def ffn_details(ex: Extraction, seed: int) -> dict:
 
 
 def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
-              retries: int = 3, max_units: int = 4096) -> LearnResult:
+              retries: int = 3, max_units: int = 4096, interior: bool = False) -> LearnResult:
     """Extract ``g(x) = wᵀReLU(Ax)`` exactly from one-token value queries ``g([x])``.
 
     Parameters
@@ -616,6 +626,10 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
         New paths to try when one is degenerate.
     max_units : int
         With ``m`` unknown: give up (not piecewise linear) beyond this many hyperplanes.
+    interior : bool
+        Ask one random point inside every stretch of the paths the search takes as linear
+        (about ``m + 2`` queries more per path): it reveals some tents the search steps over
+        (measured in ``benchmarks/ffn_hidden.py``; most stay hidden).  Default ``False``.
 
     Returns
     -------
@@ -654,14 +668,20 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
               checks=checks, check_seed=check_seed)
     with run:
         ex = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed, retries=retries,
-                      max_units=max_units)
-        conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+                      max_units=max_units, interior=interior)
+        conditions = ffn_conditions(seed, retries, m, interior)
         return run.finish(ex.model, conditions=conditions, details=ffn_details(ex, seed),
                           standing=standing_assumptions(m, ex.sighting.seen))
 
 
 def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
+
+
+def ffn_conditions(seed: int, retries: int, m, interior: bool) -> dict:
+    """What a certificate records to re-run the search: its seed, retries, ``m`` and the interior points."""
+    return {"seed": seed, "retries": retries, **({"m": m} if m is not None else {}),
+            **({"interior": True} if interior else {})}
 
 
 def rederive(ffn, conditions) -> tuple[list, Extraction]:
@@ -672,7 +692,7 @@ def rederive(ffn, conditions) -> tuple[list, Extraction]:
     box = ExactOracle(ffn)
     ex = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), ffn.d,
                   m=conditions.get("m"), seed=conditions["seed"], retries=conditions.get("retries", 3),
-                  max_units=1 << 16)
+                  max_units=1 << 16, interior=conditions.get("interior", False))
     return [q.X for q in box.transcript], ex
 
 
@@ -709,6 +729,10 @@ def _unchecked(conditions) -> tuple:
     return ("among bias-free one-hidden-layer ReLU networks",)
 
 
+#: What an FFN (or Transformer) certificate may record; nothing that removes an assumption.
+FFN_CONDITIONS = {"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
+                  "interior": lambda x: x is True}
+
 SPEC = registry.register(
     registry.LearnerSpec(
         name="ffn",
@@ -718,7 +742,7 @@ SPEC = registry.register(
         learn=learn_ffn,
         query_count=lambda d, m=None, **conditions: ffn_query_bound(d, m if m is not None else d),
         count_formula="<= (m + 1)(d − 2) + 10m + 32",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        conditions=FFN_CONDITIONS,
         check_certificate=_check_certificate,
         standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
         scope=lambda conditions: "as a function, among bias-free one-hidden-layer ReLU networks",
@@ -728,6 +752,8 @@ SPEC = registry.register(
         options=(
             registry.Option("m", "int", "an upper bound on the hidden units, if known", minimum=0),
             registry.Option("seed", "int", "seed of the search paths (default: fresh, reported)", minimum=0),
+            registry.Option("interior", "flag", "one random point inside every stretch taken as linear "
+                            "(finds some tents the search steps over)"),
         ),
         command="ffn",
         method="exact",

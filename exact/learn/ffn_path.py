@@ -110,6 +110,7 @@ def scan_segment(
     offset: fmpq = fmpq(1, 2**32),
     max_breakpoints: int = 1 << 16,
     min_width_bits: int = 256,
+    interior: Callable[[fmpq, fmpq], fmpq] | None = None,
 ) -> SegmentScan:
     """Find every breakpoint of the piecewise-linear ``h`` on ``(0, 1)`` exactly.
 
@@ -124,6 +125,12 @@ def scan_segment(
         How close to a point its side lines are measured.
     max_breakpoints, min_width_bits :
         When to give up on a box that is not piecewise linear.
+    interior : callable, optional
+        ``interior(lo, hi) -> t`` with ``lo < t < hi``: after the search, ``h`` is asked at one
+        such point inside every region it takes as linear (one query each, repeated for
+        regions that new breakpoints create).  A point off the region's line reveals
+        structure the search stepped over (a tent between its samples), which is then
+        searched like the rest.  ``None`` (default): no such points.
 
     Examples
     --------
@@ -167,96 +174,119 @@ def scan_segment(
             if info is not None and info[6] is None:
                 info[5] += 1
 
-    while stack:
-        l, r, ll, lr = stack.pop()
-        ll, lr = resolve(ll, 1), resolve(lr, 0)
-        for line in (ll, lr):
-            info = chords.get(id(line))
-            if info is not None and info[6] is None and info[5] >= 8:
-                a, t, c, ya, yc = info[:5]
+    probed: set = set()
+    while True:
+        while stack:
+            l, r, ll, lr = stack.pop()
+            ll, lr = resolve(ll, 1), resolve(lr, 0)
+            for line in (ll, lr):
+                info = chords.get(id(line))
+                if info is not None and info[6] is None and info[5] >= 8:
+                    a, t, c, ya, yc = info[:5]
+                    (yt,) = ask([t])
+                    left, right = Line.through(a, ya, t, yt), Line.through(t, yt, c, yc)
+                    info[6] = (line, line) if left == right else (left, right)
+                    if left != right:
+                        found[t] = Breakpoint(t, left, right)
+            ll, lr = resolve(ll, 1), resolve(lr, 0)
+            if ll == lr:
+                continue
+            if len(found) > max_breakpoints:
+                raise OracleInconsistent(
+                    f"the black box is not piecewise linear along the search path (more than {max_breakpoints} "
+                    "breakpoints): not a ReLU network with that many units"
+                )
+            if r - l < min_width:  # not piecewise linear here, or kinks closer than the windows resolve
+                raise PathRetry(f"an interval shrank below 2^-{min_width_bits} without resolving")
+            t = None
+            if ll.slope != lr.slope:
+                t = (lr.intercept - ll.intercept) / (ll.slope - lr.slope)
+                if not l < t < r:
+                    t = None
+            if t is None:  # parallel lines, or crossing outside: at least two breakpoints
+                # one point near the middle first: on ℓ_l, the breakpoints lie right of it; on ℓ_r,
+                # left of it; on neither, it is inside and one more point gives its line
+                note_failure(ll, lr)
+                quarter = (r - l) / 4
+                t = dyadic_between(l + quarter, r - quarter)
                 (yt,) = ask([t])
-                left, right = Line.through(a, ya, t, yt), Line.through(t, yt, c, yc)
-                info[6] = (line, line) if left == right else (left, right)
-                if left != right:
-                    found[t] = Breakpoint(t, left, right)
-        ll, lr = resolve(ll, 1), resolve(lr, 0)
-        if ll == lr:
-            continue
-        if len(found) > max_breakpoints:
-            raise OracleInconsistent(
-                f"the black box is not piecewise linear along the search path (more than {max_breakpoints} "
-                "breakpoints): not a ReLU network with that many units"
-            )
-        if r - l < min_width:  # not piecewise linear here, or kinks closer than the windows resolve
-            raise PathRetry(f"an interval shrank below 2^-{min_width_bits} without resolving")
-        t = None
-        if ll.slope != lr.slope:
-            t = (lr.intercept - ll.intercept) / (ll.slope - lr.slope)
-            if not l < t < r:
-                t = None
-        if t is None:  # parallel lines, or crossing outside: at least two breakpoints
-            # one point near the middle first: on ℓ_l, the breakpoints lie right of it; on ℓ_r,
-            # left of it; on neither, it is inside and one more point gives its line
+                if yt == ll(t):
+                    stack.append((t, r, ll, lr))
+                    continue
+                if yt == lr(t):
+                    stack.append((l, t, ll, lr))
+                    continue
+                c = dyadic_between(t, t + min(d0, (r - t) / 4))
+                (yc,) = ask([c])
+                mid = Line.through(t, yt, c, yc)
+                stack.append((c, r, mid, lr))
+                stack.append((l, t, ll, mid))
+                continue
+            eps = min(d0, (t - l) / 4, (r - t) / 4)
+            a, c = dyadic_between(t - eps, t), dyadic_between(t, t + eps)
+            ya, yc = ask([a, c])
+            left_ok, right_ok = ya == ll(a), yc == lr(c)
+            if left_ok and right_ok:
+                found[t] = Breakpoint(t, ll, lr)
+                continue
             note_failure(ll, lr)
-            quarter = (r - l) / 4
-            t = dyadic_between(l + quarter, r - quarter)
+            if left_ok:  # ℓ_l holds up to a
+                if yc == ll(c):  # and past c: every breakpoint lies right of c
+                    stack.append((c, r, ll, lr))
+                    continue
+                # h leaves ℓ_l inside the window: a breakpoint within eps of t (t was nearly right)
+                c2 = dyadic_between(c, c + min(d0, (r - c) / 4))
+                (yc2,) = ask([c2])
+                right = Line.through(c, yc, c2, yc2)
+                b = _crossing(ll, right)
+                stack.append((c2, r, right, lr))
+                if b is not None and a < b < c:  # points on both sides, on their lines, close to b
+                    found[b] = Breakpoint(b, ll, right)
+                else:
+                    stack.append((a, c, ll, right))
+                continue
+            if right_ok:  # the mirror image: ℓ_r holds from c on
+                if ya == lr(a):
+                    stack.append((l, a, ll, lr))
+                    continue
+                a2 = dyadic_between(a - min(d0, (a - l) / 4), a)
+                (ya2,) = ask([a2])
+                left = Line.through(a2, ya2, a, ya)
+                b = _crossing(left, lr)
+                if b is not None and a < b < c:
+                    found[b] = Breakpoint(b, left, lr)
+                else:
+                    stack.append((a, c, left, lr))
+                stack.append((l, a2, ll, left))
+                continue
+            # h is on neither line near t: t is not a breakpoint (or the chord is repaired later),
+            # h is linear on the short window (a, c), so the two answers give its line there,
+            # and the interval splits around it
+            mid = Line.through(a, ya, c, yc)
+            chords[id(mid)] = [a, t, c, ya, yc, 0, None]
+            stack.append((c, r, mid, lr))
+            stack.append((l, a, ll, mid))
+        if interior is None:
+            break
+        # one point inside every region taken as linear: off its line, something hides there
+        ts_now = [_ZERO] + sorted(found) + [_ONE]
+        lines_now = [first] + [found[t].right for t in sorted(found)]
+        for lo, hi, line in zip(ts_now, ts_now[1:], lines_now):
+            if (lo, hi) in probed:
+                continue
+            probed.add((lo, hi))
+            t = interior(lo, hi)
             (yt,) = ask([t])
-            if yt == ll(t):
-                stack.append((t, r, ll, lr))
+            if yt == line(t):
                 continue
-            if yt == lr(t):
-                stack.append((l, t, ll, lr))
-                continue
-            c = dyadic_between(t, t + min(d0, (r - t) / 4))
+            c = dyadic_between(t, t + min(d0, (hi - t) / 4))
             (yc,) = ask([c])
             mid = Line.through(t, yt, c, yc)
-            stack.append((c, r, mid, lr))
-            stack.append((l, t, ll, mid))
-            continue
-        eps = min(d0, (t - l) / 4, (r - t) / 4)
-        a, c = dyadic_between(t - eps, t), dyadic_between(t, t + eps)
-        ya, yc = ask([a, c])
-        left_ok, right_ok = ya == ll(a), yc == lr(c)
-        if left_ok and right_ok:
-            found[t] = Breakpoint(t, ll, lr)
-            continue
-        note_failure(ll, lr)
-        if left_ok:  # ℓ_l holds up to a
-            if yc == ll(c):  # and past c: every breakpoint lies right of c
-                stack.append((c, r, ll, lr))
-                continue
-            # h leaves ℓ_l inside the window: a breakpoint within eps of t (t was nearly right)
-            c2 = dyadic_between(c, c + min(d0, (r - c) / 4))
-            (yc2,) = ask([c2])
-            right = Line.through(c, yc, c2, yc2)
-            b = _crossing(ll, right)
-            stack.append((c2, r, right, lr))
-            if b is not None and a < b < c:  # points on both sides, on their lines, close to b
-                found[b] = Breakpoint(b, ll, right)
-            else:
-                stack.append((a, c, ll, right))
-            continue
-        if right_ok:  # the mirror image: ℓ_r holds from c on
-            if ya == lr(a):
-                stack.append((l, a, ll, lr))
-                continue
-            a2 = dyadic_between(a - min(d0, (a - l) / 4), a)
-            (ya2,) = ask([a2])
-            left = Line.through(a2, ya2, a, ya)
-            b = _crossing(left, lr)
-            if b is not None and a < b < c:
-                found[b] = Breakpoint(b, left, lr)
-            else:
-                stack.append((a, c, left, lr))
-            stack.append((l, a2, ll, left))
-            continue
-        # h is on neither line near t: t is not a breakpoint (or the chord is repaired later),
-        # h is linear on the short window (a, c), so the two answers give its line there,
-        # and the interval splits around it
-        mid = Line.through(a, ya, c, yc)
-        chords[id(mid)] = [a, t, c, ya, yc, 0, None]
-        stack.append((c, r, mid, lr))
-        stack.append((l, a, ll, mid))
+            stack.append((c, hi, mid, line))
+            stack.append((lo, t, line, mid))
+        if not stack:
+            break
+
     bps = tuple(found[t] for t in sorted(found))
     lines = [first] + [b.right for b in bps]
     for k, b in enumerate(bps):  # the lines must chain: right of one breakpoint = left of the next

@@ -25,7 +25,7 @@ from ..odd import OddOracle
 from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
-from .ffn import _extract, _seed_ok, check_ffn_part, ffn_details, standing_assumptions
+from .ffn import FFN_CONDITIONS, _extract, _seed_ok, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
 
@@ -89,7 +89,7 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
             )
         model = Transformer(head.model.W, ffn.A, ffn.w)
         details = {**ffn_details(ex, seed), "ffn_queries": ffn_queries, "odd_queries": head.queries, "v_eff": v_ffn}
-        conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
+        conditions = ffn_conditions(seed, retries, m, False)
         return run.finish(model, conditions=conditions, details=details,
                           standing=standing_assumptions(m, ex.sighting.seen))
 
@@ -123,7 +123,7 @@ SPEC = registry.register(
         learn=learn_transformer,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN(d, m) + 2(d² + d)",
-        conditions={"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0)},
+        conditions=FFN_CONDITIONS,
         check_certificate=_check_certificate,
         standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
         scope=lambda conditions: "among one-layer Transformers with a bias-free ReLU FFN",
