@@ -60,7 +60,7 @@ def ffn_run(d: int, m: int, seed: int) -> dict:
     q = oracle.count
     return {"row": "run", "d": d, "m": m, "seed": seed, "function_exact": r.details["function_form"] == net.function_form(),
             "unit_exact": unit, "identifiable": r.details["identifiable"],
-            "units_seen": r.certificate.conditions.get("units_seen") is True, "queries": q,
+            "units_seen": r.details["units_seen"], "assumptions": list(r.assumptions), "queries": q,
             "bound": ffn_query_bound(d, m), "per_parameter": q / (m * (d + 1)), "paths": r.details["paths"],
             "seconds": seconds}
 
