@@ -393,6 +393,11 @@ class ReLUFFN:
                 row[int(rng.integers(d))] = nonzero()
         return cls(A, [nonzero() for _ in range(m)])
 
+    def canonical(self) -> FunctionForm:
+        """The form results are compared in: the function-level form, which determines the map
+        (the unit level is compared only where a result claims it identified)."""
+        return self.function_form()
+
     def to_json(self) -> dict:
         """``{"kind": "ffn", "d": d, "m": m, "A": [[...], ...], "w": [...]}``."""
         return {

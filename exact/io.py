@@ -27,7 +27,6 @@ import json
 import os
 import re
 import sys
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +34,9 @@ import numpy as np
 
 from .certify import Certificate, certificate_from_json, certificate_to_json
 from .errors import ExactAttentionError, InvalidFormat, InvalidNumber
-from .models import SingleHead
-from .multihead import MultiHead
-from .ffn import ReLUFFN
-from .transformer import Transformer
+from .kinds import KINDS, model_from_json
 from .jsonfields import check_fields, check_kind, describe_json, short_repr
-from .numbers import MAX_DIGITS, format_rational, parse_rational
+from .numbers import MAX_DIGITS, parse_rational
 
 __all__ = [
     "MODEL_KINDS",
@@ -60,7 +56,7 @@ __all__ = [
     "dump_json",
 ]
 
-MODEL_KINDS: dict[str, Any] = {"single-head": SingleHead, "multi-head": MultiHead, "ffn": ReLUFFN, "transformer": Transformer}
+MODEL_KINDS: dict[str, Any] = {name: k.model_class for name, k in KINDS.items()}
 
 #: The largest input file :func:`load_json` reads (256 MiB); larger ones are refused
 #: before they are read.
@@ -70,38 +66,6 @@ MAX_FILE_BYTES = 256 * 2**20
 #: top-level container is level 1).  The files this project writes nest at most about
 #: 10 deep (certificates); Python's own parser would raise ``RecursionError`` near 1000.
 MAX_DEPTH = 64
-
-
-def model_from_json(data):
-    """Build a model from its JSON object, dispatching on ``"kind"``.
-
-    >>> model_from_json({"kind": "single-head", "W": [["1/2"]], "v": ["3"]})
-    SingleHead(W=((Fraction(1, 2),),), v=(Fraction(3, 1),))
-    >>> model_from_json({"kind": ["single-head"], "W": [["1/2"]], "v": ["3"]})
-    Traceback (most recent call last):
-    ...
-    exact.errors.InvalidFormat: model: field 'kind': expected a string, one of ['ffn', 'multi-head', 'single-head', 'transformer'], got a list
-    """
-    if not isinstance(data, dict):
-        raise InvalidFormat(f"model: expected a JSON object, got {type(data).__name__}")
-    kind = check_kind(data, where="model", default="single-head", allowed=MODEL_KINDS)
-    cls = MODEL_KINDS.get(kind)
-    if cls is None:
-        raise InvalidFormat(f"model: unknown kind {short_repr(kind)}; expected one of {sorted(MODEL_KINDS)}")
-    return cls.from_json(data)
-
-
-def _jsonable(value):
-    """A result detail as JSON: forms by their ``to_json``, rationals as ``"p/q"``, tuples as lists."""
-    if hasattr(value, "to_json"):
-        return value.to_json()
-    if isinstance(value, Fraction):
-        return format_rational(value)
-    if isinstance(value, (tuple, list)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _jsonable(v) for k, v in value.items()}
-    return value
 
 
 def result_to_json(result, *, certificate: bool = False) -> dict:
@@ -130,11 +94,10 @@ def result_to_json(result, *, certificate: bool = False) -> dict:
         "assumptions": list(result.assumptions),
         "claim": result.claim,
         "seconds": {k: round(v, 6) for k, v in result.seconds.items()},
-        "details": {k: _jsonable(v) for k, v in result.details.items()},
+        "details": result.details.to_json(),
     }
     if result.error_bound is not None:
         out["error_bound"] = result.error_bound.to_json()
-        out["bit_queries"] = result.details.get("bit_queries", 0)
     if result.certificate is not None:
         out["certificate_kind"] = result.certificate.kind
         if certificate:

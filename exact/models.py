@@ -570,6 +570,18 @@ class SingleHead:
 
     # -- I/O -------------------------------------------------------------------------
 
+    def canonical(self) -> "SingleHead":
+        """The form results are compared in: ``W`` and ``v`` are identifiable as they are (itself).
+
+        >>> SingleHead([[1]], [2]).canonical() == SingleHead([[1]], [2])
+        True
+        """
+        return self
+
+    def float_heads(self) -> list:
+        """``[(W, v)]`` in float64: what :class:`~exact.oracles.FloatOracle` evaluates."""
+        return [self.to_numpy()]
+
     def to_json(self) -> dict:
         """``{"kind": "single-head", "d": d, "W": [["p/q", ...], ...], "v": [...]}``."""
         return {

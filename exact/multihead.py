@@ -152,6 +152,24 @@ class MultiHead:
             heads[-1] = SingleHead(heads[-1].W, [0] * d)
         return cls(heads, d=d)
 
+    def canonical(self) -> "MultiHead":
+        """The form results are compared in: :func:`~exact.canonical.canonical_form` (equal ``W``
+        merged with their ``v`` summed, zero ``v`` dropped, sorted), which determines the map.
+
+        >>> from exact.models import SingleHead
+        >>> h = SingleHead([[1]], [2])
+        >>> MultiHead([h, h]).canonical() == MultiHead([SingleHead([[1]], [4])])
+        True
+        """
+        from .canonical import canonical_form
+
+        return canonical_form(self)
+
+    def float_heads(self) -> list:
+        """The heads' ``(W, v)`` in float64 (one zero head for ``H = 0``): what
+        :class:`~exact.oracles.FloatOracle` evaluates."""
+        return [h.to_numpy() for h in self.heads] or [(np.zeros((self.d, self.d)), np.zeros(self.d))]
+
     def to_json(self) -> dict:
         """``{"kind": "multi-head", "d": d, "heads": [{"W": ..., "v": ...}, ...]}``."""
         return {

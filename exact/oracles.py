@@ -511,16 +511,13 @@ class FloatOracle(CallableOracle):
     def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
         if isinstance(model, tuple):
             pairs = [(np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))]
-        elif getattr(model, "kind", None) == "single-head":
-            pairs = [model.to_numpy()]
-        elif getattr(model, "kind", None) == "multi-head":
-            pairs = [h.to_numpy() for h in model.heads]
-            if not pairs:
-                pairs = [(np.zeros((model.d, model.d)), np.zeros(model.d))]
+        elif callable(getattr(model, "float_heads", None)):  # a sum of softmax heads, in float64
+            pairs = [(np.asarray(W, dtype=np.float64), np.asarray(v, dtype=np.float64)) for W, v in model.float_heads()]
         else:
             raise InvalidArgument(
-                f"model: FloatOracle evaluates a single head (a SingleHead or a pair (W, v)) or a MultiHead, got "
-                f"{type(model).__name__}; wrap other models' float evaluation in a CallableOracle"
+                f"model: FloatOracle evaluates sums of softmax heads (a model with float_heads(), such as a "
+                f"SingleHead or a MultiHead, or a pair (W, v)), got {type(model).__name__}; wrap other models' float "
+                "evaluation in a CallableOracle"
             )
         for W, v in pairs:
             if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):

@@ -91,3 +91,8 @@ class Model(Protocol):
 
     def to_json(self) -> dict:
         """The model as JSON, rationals as ``"p/q"`` strings."""
+
+    def canonical(self) -> Any:
+        """The form results are compared in (``==``): two models with equal canonical forms
+        define the same map (a multi-head model's merged heads, a ReLU network's
+        function-level form)."""

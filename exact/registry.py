@@ -1,9 +1,18 @@
 """The learner registry: every learner declares one frozen :class:`LearnerSpec`.
 
 The command line, ``verify`` and certificate checking find learners here, by name;
-none of them imports a learner module.  A learner module registers its spec when it
-is imported (``exact`` imports every built-in learner), so adding a learner means one
-new module plus its :func:`register` call.
+none of them imports a learner module.  The registry fills itself the first time it is
+asked (:func:`get`, :func:`learners`), from two sources, in this order:
+
+* the learners this package ships: the modules in :data:`BUILTIN`, each defining ``SPEC``
+  (or a tuple ``SPECS``);
+* every installed package's entry points in the group :data:`GROUP`
+  (``exact_attention.learners``), each naming a ``LearnerSpec`` or a tuple of them, as
+  networkx finds its backends.  A learner in another package thus reaches ``learn``,
+  ``certify`` and ``verify`` without any change here (``docs/adding-a-learner.md``).
+
+Importing a learner module registers nothing; :func:`register` adds a spec by hand (for
+a session or a test).  A spec is frozen and never patched after it is registered.
 
 A spec says what the learner learns (``model_kind``), in which arithmetics
 (``modes``), with how many queries (``query_count``), and how a certificate that
@@ -30,7 +39,24 @@ from typing import Any
 
 from .errors import InvalidArgument
 
-__all__ = ["LearnerSpec", "Option", "Rederived", "register", "get", "learners", "unregister"]
+__all__ = ["LearnerSpec", "Option", "Rederived", "register", "get", "learners", "unregister", "BUILTIN", "GROUP",
+           "plugin_errors"]
+
+#: The modules of the learners this package ships, each defining ``SPEC`` or ``SPECS``.
+BUILTIN = (
+    "exact.learn.single_head",
+    "exact.learn.low_rank",
+    "exact.learn.low_rank_cs",
+    "exact.learn.noisy",
+    "exact.learn.noisy_frame",
+    "exact.learn.noisy_refine",
+    "exact.learn.threshold",
+    "exact.learn.ffn",
+    "exact.learn.transformer",
+    "exact.learn.multi_head",
+)
+#: The entry-point group through which other packages add learners.
+GROUP = "exact_attention.learners"
 
 
 @dataclass(frozen=True)
@@ -38,7 +64,14 @@ class Option:
     """A learner option as the command line offers it (``--flag VALUE``), passed on as a keyword.
 
     ``kind`` is ``"int"``, ``"number"`` (exact: an integer, ``p/q`` or decimal, parsed
-    without evaluation), ``"float"``, ``"str"`` or ``"flag"``.
+    without evaluation), ``"positive"`` (such a number, > 0), ``"float"``, ``"str"``, ``"flag"``,
+    ``"grid"`` (a grid name) or ``"dimension"`` (an integer whose cost grows with its
+    square).  ``minimum`` and ``maximum`` bound an ``"int"`` or ``"dimension"``.
+    ``from_model(model)``, when given, is the value the command line passes when the option
+    is omitted and the black box is simulated from a model file (what the file's owner
+    knows, such as a multi-head model's ``H``); it says so on stderr.  ``instead_of`` names
+    the option this one replaces (``--max-heads`` instead of ``--heads``): given, the other's
+    ``from_model`` does not apply.
     """
 
     name: str
@@ -48,6 +81,9 @@ class Option:
     choices: tuple | None = None
     minimum: Any = None
     required: bool = False
+    maximum: Any = None
+    from_model: Callable | None = field(default=None, repr=False, compare=False)
+    instead_of: str | None = None
 
     @property
     def flag(self) -> str:
@@ -89,6 +125,9 @@ class LearnerSpec:
         The stated count: ``query_count(d, **conditions) -> int``.
     count_formula : str
         The count as a formula, for reports (``"d² + d"``).
+    count_text : callable or None
+        ``count_text(result) -> str``: the count a result was asked to meet, as a formula
+        with its value, for the terminal (default: ``count_formula = query_count(d, **conditions)``).
     exact : bool
         Whether its results are exact and carry certificates.
     conditions : mapping of str to callable
@@ -123,6 +162,16 @@ class LearnerSpec:
         its run saw passes them to :meth:`~exact.learn.driver.Run.finish` and re-derives
         them in ``check_certificate`` (:class:`Rederived`); ``standing(conditions)`` is
         then the most it can rest on.
+    selector : tuple of (str, str), optional
+        ``(option, value)``: ``--option value`` on the command line selects this learner
+        among its command's (the noisy learners: ``--learner frame``).
+    switch : str, optional
+        A flag that selects this learner (``--threshold``); the learner then reads the
+        selectors' options as its own.
+    noisy_default : bool
+        The learner a noisy black box gets when no learner is named.
+    takes_noise : bool
+        Whether the learner accepts a simulated noisy oracle (``--noise``).
     rederive_in_run : bool
         Whether the driver re-derives the probe set of the learner's own run when it
         builds the certificate (``False`` when that means re-running the learner, as for
@@ -136,6 +185,7 @@ class LearnerSpec:
     learn: Callable = field(repr=False)
     query_count: Callable = field(repr=False)
     count_formula: str = ""
+    count_text: Callable | None = field(default=None, repr=False)
     exact: bool = True
     conditions: Mapping = field(default_factory=dict, repr=False)
     check_certificate: Callable | None = field(default=None, repr=False)
@@ -148,6 +198,10 @@ class LearnerSpec:
     method: str = ""
     rederive_in_run: bool = True
     standing: Callable = field(default=lambda conditions: (), repr=False)
+    selector: tuple | None = None
+    switch: str | None = None
+    noisy_default: bool = False
+    takes_noise: bool = True
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
@@ -160,6 +214,17 @@ class LearnerSpec:
             kind = self.model_kind.replace("-", " ")
             article = "an" if kind[:1] in "aeiou" else "a"
             object.__setattr__(self, "model_class", lambda conditions: f"{article} {kind}")
+
+    def state_count(self, result) -> str:
+        """The count ``result`` was asked to meet, as text (see ``count_text``)."""
+        if self.count_text is not None:
+            return self.count_text(result)
+        conditions = dict(result.certificate.conditions) if result.certificate is not None else {}
+        try:
+            n = self.query_count(result.model.d, **conditions)
+        except TypeError:
+            n = self.query_count(result.model.d)
+        return f"{self.count_formula} = {n}" if n is not None else self.count_formula
 
     def validate_conditions(self, conditions: Mapping) -> str | None:
         """Why ``conditions`` is not a valid set for this learner, or ``None``."""
@@ -176,12 +241,56 @@ class LearnerSpec:
 
 
 _REGISTRY: dict[str, LearnerSpec] = {}
+_LOADED = False
+_ERRORS: list[str] = []
+
+
+def _specs_of(obj, where: str) -> tuple:
+    specs = obj if isinstance(obj, (tuple, list)) else (obj,)
+    bad = [x for x in specs if not isinstance(x, LearnerSpec)]
+    if bad or not specs:
+        raise InvalidArgument(f"{where}: expected a LearnerSpec or a tuple of them, got {type(bad[0] if bad else obj).__name__}")
+    return tuple(specs)
+
+
+def _load() -> None:
+    """Fill the registry once: the built-in learners, then the installed plug-ins."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    import importlib
+
+    for path in BUILTIN:
+        module = importlib.import_module(path)
+        for spec in _specs_of(getattr(module, "SPECS", None) or module.SPEC, path):
+            _REGISTRY.setdefault(spec.name, spec)
+    from importlib.metadata import entry_points
+
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        try:
+            specs = _specs_of(ep.load(), f"entry point {ep.name} = {ep.value}")
+        except Exception as e:  # a broken plug-in must not break the built-in learners
+            _ERRORS.append(f"learner plug-in {ep.name!r} ({ep.value}) failed to load: {type(e).__name__}: {e}"[:300])
+            continue
+        for spec in specs:
+            if spec.name in _REGISTRY:
+                _ERRORS.append(f"learner plug-in {ep.name!r} ({ep.value}): the name {spec.name!r} is taken; not loaded")
+                continue
+            _REGISTRY[spec.name] = spec
+
+
+def plugin_errors() -> tuple[str, ...]:
+    """Why installed learner plug-ins were not loaded (empty when every one loaded)."""
+    _load()
+    return tuple(_ERRORS)
 
 
 def register(spec: LearnerSpec, *, replace: bool = False) -> LearnerSpec:
     """Add a learner to the registry (``replace=True`` to overwrite one of the same name)."""
     if not isinstance(spec, LearnerSpec):
         raise InvalidArgument(f"spec: expected a LearnerSpec, got {type(spec).__name__}")
+    _load()
     if spec.name in _REGISTRY and not replace:
         raise InvalidArgument(f"learner: {spec.name!r} is already registered (pass replace=True to overwrite)")
     _REGISTRY[spec.name] = spec
@@ -190,11 +299,13 @@ def register(spec: LearnerSpec, *, replace: bool = False) -> LearnerSpec:
 
 def unregister(name: str) -> None:
     """Remove a learner (for tests and plug-in reloading)."""
+    _load()
     _REGISTRY.pop(name, None)
 
 
 def get(name: str) -> LearnerSpec:
     """The spec registered under ``name``."""
+    _load()
     spec = _REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
         raise InvalidArgument(f"learner: unknown learner {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
@@ -202,7 +313,8 @@ def get(name: str) -> LearnerSpec:
 
 
 def learners() -> tuple[LearnerSpec, ...]:
-    """Every registered spec, in registration order."""
+    """Every registered spec: the built-in ones in :data:`BUILTIN` order, then the plug-ins."""
+    _load()
     return tuple(_REGISTRY.values())
 
 

@@ -176,6 +176,16 @@ class Transformer:
         ffn = ReLUFFN.random(d, m, seed=s2, grid=grid, bound=bound)
         return cls(head.W, ffn.A, ffn.w)
 
+    def canonical(self) -> tuple:
+        """The form results are compared in: ``W`` (identifiable as it is) and the FFN's
+        function-level form.
+
+        >>> T = Transformer.random(2, 2, seed=0)
+        >>> T.canonical() == (T.W, T.ffn.function_form())
+        True
+        """
+        return (self.W, self.ffn.function_form())
+
     def to_json(self) -> dict:
         """``{"kind": "transformer", "d": d, "m": m, "W": [[...]], "A": [[...]], "w": [...]}``."""
         return {

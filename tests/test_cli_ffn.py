@@ -34,10 +34,11 @@ def test_learn_ffn_reports_canonical_forms_counts_and_identifiability(capsys, tm
     assert rc == 0, err
     result = json.loads(out)
     net = ReLUFFN.from_json(data)
-    assert result["equals_model"] is True and result["identifiable"] is True and result["exact"] is True
-    assert result["function_form"] == net.function_form().to_json()
-    assert result["unit_forms"] == [net.unit_form().to_json()]
-    assert result["queries"] == result["oracle_calls"] <= (6 + 1) * 4 + 10 * 6 + 32 - result["verification_queries"]
+    details = result["details"]
+    assert result["equals_model"] is True and details["identifiable"] is True and result["exact"] is True
+    assert details["units_seen"] is True and details["function_form"] == net.function_form().to_json()
+    assert details["unit_forms"] == [net.unit_form().to_json()]
+    assert result["queries"] <= (6 + 1) * 4 + 10 * 6 + 32 - result["verification_queries"]
     assert result["certificate"]["holds"] is True
     rc, out, _ = run(capsys, "learn", "ffn", "--model", path, "--m", 6)
     assert rc == 0 and "exact       yes: the canonical form equals the model's" in out
@@ -51,8 +52,8 @@ def test_learn_transformer_counts_value_queries_and_oracle_calls(capsys, tmp_pat
     result = json.loads(out)
     d = 4
     ffn_queries = result["details"]["ffn_queries"]
-    assert result["queries"] == ffn_queries + d * d + d and result["oracle_calls"] == ffn_queries + 2 * (d * d + d)
-    assert result["W"] == data["W"] and result["equals_model"] is True
+    assert result["queries"] == ffn_queries + 2 * (d * d + d) and result["details"]["odd_queries"] == d * d + d
+    assert result["model"]["W"] == data["W"] and result["equals_model"] is True
     rc, out, _ = run(capsys, "learn", "transformer", "--model", path)
     assert rc == 0 and "odd queries (two calls each)" in out
 
@@ -63,9 +64,7 @@ def test_a_result_that_is_not_the_canonical_form_exits_1(capsys, tmp_path, monke
 
     def wrong(oracle, **kwargs):
         r = spec.learn(oracle, **kwargs)
-        form = r.details["function_form"]
-        bent = dataclasses.replace(form, kinks=(form.kinks[0] + 1,) + form.kinks[1:])
-        return dataclasses.replace(r, details={**r.details, "function_form": bent})
+        return dataclasses.replace(r, model=ReLUFFN(r.model.A, [2 * x for x in r.model.w]))
 
     monkeypatch.setitem(registry._REGISTRY, "ffn", dataclasses.replace(spec, learn=wrong))
     rc, out, _ = run(capsys, "learn", "ffn", "--model", path, "--json", "--quiet")

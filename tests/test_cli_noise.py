@@ -111,7 +111,7 @@ def test_threshold_learning_reports_bits_and_a_bound_that_holds(capsys, gaussian
     assert rc == 0, err
     result = json.loads(out)
     assert result["learner"] == "threshold" and result["queries"] == 20 and result["within_bound"] is True
-    assert 0 < result["bit_queries"] <= 0.8 * result["details"]["full_range_bits"]
+    assert 0 < result["details"]["bit_queries"] <= 0.8 * result["details"]["full_range_bits"]
     rc, out, _ = run(capsys, "learn", "single-head", "--model", gaussian4, "--threshold", "--epsilon", "1e-5",
                      "--v-bound", 10, "--w-bound", 2, "--learner", "frame", "--quiet")
     assert rc == 0 and "threshold bits for 20 value queries" in out and "prior misses: 0" in out
@@ -121,7 +121,7 @@ def test_threshold_learning_reports_bits_and_a_bound_that_holds(capsys, gaussian
     "argv, message",
     [
         (["--threshold", "--noise", "uniform:1e-6", "--epsilon", "1e-5", "--v-bound", 1, "--w-bound", 2],
-         "--threshold: the black box answers bits; it takes neither --method nor --noise"),
+         "--threshold: learner 'threshold' takes neither --method nor --noise"),
         (["--threshold", "--v-bound", 1, "--w-bound", 2], "--epsilon: learner 'threshold' needs it"),
         (["--threshold", "--epsilon", "1e-5", "--w-bound", 2], "--v-bound: learner 'threshold' needs it"),
     ],

@@ -278,8 +278,8 @@ def test_cli_random_and_learn_multi_head(tmp_path, capsys):
         assert main(["learn", "multi-head", "--model", str(path), "--method", method, "--json", "--quiet"]) == 0
         out = json.loads(capsys.readouterr().out)
         assert out["equals_model"] and out["exact"] and out["max_length"] == 9
-        assert out["canonical_count"] == len(out["canonical_heads"]) == 2
-        assert out["paper_count"] == paper_query_count(2, 4) and out["lower_bound"] == 4 * 6
+        assert out["details"]["canonical_heads"] == len(out["model"]["heads"]) == 2
+        assert out["details"]["paper_count"] == paper_query_count(2, 4) and out["details"]["lower_bound"] == 4 * 6
         if count is not None:
             assert out["queries"] == count
     assert main(["learn", "multi-head", "--model", str(path), "--max-heads", "6", "--quiet"]) == 0
@@ -372,8 +372,8 @@ def test_cli_modes_reach_the_learner(tmp_path, capsys):
     assert out["mode"] == "symbolic" and out["equals_model"]
     assert main(["learn", "multi-head", "--model", str(path), "--oracle", "float", "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["mode"] == "float" and not out["exact"] and out["within_estimate"]
-    assert out["measured_error"] <= out["error_estimate"] and out["condition"] > 1
+    assert out["mode"] == "float" and not out["exact"] and out["within_bound"]
+    assert out["measured_error"]["max"] <= out["error_estimate"] and out["details"]["condition"] > 1
     cert = tmp_path / "c.json"
     assert main(["learn", "multi-head", "--model", str(path), "--method", "fast", "--certificate", str(cert),
                  "--quiet"]) == 0

@@ -63,7 +63,7 @@ def _assert_counts(r, oracle, d: int) -> None:
     assert lengths[: d * d + d].count(1) == d and lengths[: d * d + d].count(2) == d * d
     assert lengths[d * d + d :] == [3, 4]
     assert r.max_length == 2  # the learner's own longest query; the checks are longer
-    assert r.details["checks"]["queries"] == CHECKS and r.details["checks"]["lengths"] == [3, 4]
+    assert r.details["checks"]["queries"] == CHECKS and r.details["checks"]["lengths"] == (3, 4)
     assert isinstance(r.details["checks"]["seed"], int)
 
 
@@ -245,7 +245,7 @@ def test_without_checks_the_result_states_its_assumption(arithmetic):
     r = learn_single_head(oracle, mode=arithmetic, checks=0)
     assert r.queries == oracle.count == 6 and r.verification_queries == 0 and r.total_queries == 6
     assert r.assumptions == ("among single heads",)
-    assert r.details["checks"] == {"queries": 0, "lengths": [], "seed": None}
+    assert dict(r.details["checks"]) == {"queries": 0, "lengths": (), "seed": None}
     if arithmetic == "float":
         assert not r.exact and r.certificate is None and _max_error(r, impostor) <= r.error_estimate
         return

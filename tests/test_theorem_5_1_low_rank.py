@@ -113,7 +113,7 @@ def _assert_counts(result, oracle, want: int) -> None:
     assert result.verification_queries == CHECKS
     assert oracle.count == result.queries + result.verification_queries == result.total_queries
     assert [q.X.length for q in oracle.transcript[want:]] == [3, 4]
-    assert result.details["checks"]["queries"] == CHECKS and result.details["checks"]["lengths"] == [3, 4]
+    assert result.details["checks"]["queries"] == CHECKS and result.details["checks"]["lengths"] == (3, 4)
 
 
 def _learn_exact(model: SingleHead, rank, mode: str = "certified", **kw):

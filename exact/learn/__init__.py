@@ -1,8 +1,9 @@
-"""Learners: one module per algorithm family, each registered in :mod:`exact.registry`.
+"""Learners: one module per algorithm family, each declaring its :class:`~exact.registry.LearnerSpec`.
 
-Importing this package registers every built-in learner.  A learner module needs
-only a ``learn_*`` function built on :class:`~exact.learn.driver.Run` and one
-:func:`~exact.registry.register` call; see ``docs/adding-a-learner.md``.
+The registry (:mod:`exact.registry`) finds the built-in learners by module name and other
+packages' learners through the ``exact_attention.learners`` entry-point group.  A learner
+module needs only a ``learn_*`` function built on :class:`~exact.learn.driver.Run` and its
+``SPEC``; see ``docs/adding-a-learner.md``.
 """
 
 from ._common import read_v

@@ -33,14 +33,12 @@ Examples
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
-from .. import registry
 from ..errors import InvalidArgument
 from ..floateval import evaluate_sequences
 from ..numbers import to_fraction
@@ -216,14 +214,3 @@ def adversary(truth, learner: str = "paper", *, tau, w_bound, token_norm=None, r
         return Fraction(tau_)  # a query the simulation did not foresee: a plain bias
 
     return strategy
-
-
-# Each noisy learner's registry entry offers its adversary (the command line's adversarial:τ noise).
-# The refining learner's first d² + d queries are the frame learner's, so the frame adversary plays
-# them; its later queries, adapted to those answers, get the constant bias +τ.
-for _name, _sim in (("paper", "paper"), ("frame", "frame"), ("refine", "frame")):
-    _spec = registry.get(f"noisy-{_name}")
-    registry.register(
-        dataclasses.replace(_spec, adversary=lambda truth, _n=_sim, **options: adversary(truth, _n, **options)),
-        replace=True,
-    )

@@ -21,6 +21,7 @@ A learner supplies its probes and its decoding; :class:`Run` does the rest:
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import math
 import secrets
@@ -36,6 +37,7 @@ from ..errors import CertificateInvalid, InvalidArgument, InvalidNumber, OracleI
 from ..numbers import format_rational, to_fraction
 from ..oracles import BaseOracle, ExactAnswer, Query
 from ..progress import report
+from .details import Checks, as_details
 from .result import LearnResult
 
 __all__ = ["Run", "DEFAULT_CHECKS", "check_sequences", "oracle_dimension"]
@@ -349,10 +351,10 @@ class Run:
             verification_queries=len(checked),
             assumptions=assumptions,
             error_bound=error_bound,
-            details={
-                **(details or {}),
-                "checks": {"queries": len(checked), "lengths": lengths, "seed": self.check_seed if checked else None},
-            },
+            details=dataclasses.replace(
+                as_details(details),
+                checks=Checks(len(checked), tuple(lengths), self.check_seed if checked else None),
+            ),
         )
 
     def _verify(self, model, error_estimate, conditions) -> tuple:

@@ -53,13 +53,14 @@ from .. import registry
 from ..errors import ExactAttentionError, InvalidArgument, OracleInconsistent
 from ..ffn import FunctionForm, ReLUFFN, UnitForm  # noqa: F401 (ReLUFFN: doctest)
 from ..linalg import QMatrix
-from ..numbers import coprime_fraction
+from ..numbers import coprime_fraction, format_rational
 from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .ffn_orient import Orientation, orient
 from .ffn_count import proved_breakpoints
 from .ffn_path import PathRetry, dyadic_between, scan_segment
+from .details import Comparison, Details
 from .result import LearnResult
 
 __all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "Sighting", "failure_bound"]
@@ -585,20 +586,71 @@ def standing_assumptions(m, seen: bool) -> tuple:
     return out + (PATH_SEED,)
 
 
-def ffn_details(ex: Extraction, seed: int) -> dict:
-    return {
-        "function_form": ex.form,
-        "unit_forms": ex.orientation.solutions,
-        "identifiable": ex.identifiable,
-        "orientations": len(ex.orientation.solutions),
-        "unit_reason": ex.unit_reason,
-        "hyperplanes": len(ex.form.normals),
-        "proved_hyperplanes": ex.sighting.proved,
-        "units_seen": ex.sighting.seen,
-        "sighting": ex.sighting.reason,
-        "paths": ex.paths,
-        "seed": seed,
-    }
+@dataclass(frozen=True)
+class FFNDetails(Details):
+    """What the ReLU learner found: the function-level form, the unit forms, whether the unit
+    level is identified and why (or why not), the hyperplanes found and proved, whether all
+    ``m`` units were seen (and what that rests on), the paths tried and the path seed."""
+
+    function_form: FunctionForm | None = None
+    unit_forms: tuple = ()
+    identifiable: bool = False
+    orientations: int = 0
+    unit_reason: str = ""
+    hyperplanes: int = 0
+    proved_hyperplanes: int = 0
+    units_seen: bool = False
+    sighting: str = ""
+    paths: int = 0
+    seed: int = 0
+
+    def rows(self, result) -> list:
+        form = self.function_form
+        assert form is not None
+        out = [("function", f"g(x) = Lᵀx + Σ κ_k|n_kᵀx| with {len(form.normals)} hyperplanes"),
+               ("", "L = [" + ", ".join(format_rational(x) for x in form.linear) + "]")]
+        out += [("", f"κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n) + "]")
+                for n, k in zip(form.normals, form.kinks)]
+        out.append(("seen", self.sighting))
+        if self.identifiable:
+            out.append(("units", f"identifiable: {len(self.unit_forms[0].units)} units (up to order and positive "
+                                 f"scaling; {self.unit_reason})"))
+            out += [("", f"w = {format_rational(w)}, a = [" + ", ".join(format_rational(x) for x in a) + "]")
+                    for a, w in self.unit_forms[0].units]
+        else:
+            out.append(("units", f"not identifiable: {self.unit_reason} ({self.orientations} orientation(s) found)"))
+        return out
+
+    def model_rows(self, result) -> list:
+        return []  # the forms above are the model
+
+    def _ffn(self, model):
+        return model
+
+    def compare(self, result, truth) -> Comparison:
+        """The function-level forms, and the unit forms when the result claims them identified."""
+        same = result.model.canonical() == truth.canonical()
+        if self.identifiable:
+            same = same and self._ffn(result.model).unit_form() == self._ffn(truth).unit_form()
+        verdict = "yes: the canonical form equals the model's" if same else "NO: differs from the model's canonical form"
+        suffix = f" (assuming {'; '.join(result.assumptions)})" if result.assumptions else ""
+        return Comparison(same, rows=(("exact", verdict + suffix),))
+
+
+def ffn_details(ex: Extraction, seed: int, cls=FFNDetails, **more) -> FFNDetails:
+    return cls(function_form=ex.form, unit_forms=ex.orientation.solutions, identifiable=ex.identifiable,
+               orientations=len(ex.orientation.solutions), unit_reason=ex.unit_reason, hyperplanes=len(ex.form.normals),
+               proved_hyperplanes=ex.sighting.proved, units_seen=ex.sighting.seen, sighting=ex.sighting.reason,
+               paths=ex.paths, seed=seed, **more)
+
+
+def _count_text(result) -> str:
+    m = result.certificate.conditions.get("m") if result.certificate is not None else None
+    paths = f"{result.details['paths']} path(s), seed {result.details['seed']}"
+    if m is None:
+        return f"no bound without m; {paths}"
+    return (f"the stated bound, checks included: (m + 1)(d − 2) + 10m + 32 = {ffn_query_bound(result.model.d, m)} "
+            f"for m = {m}; {paths}")
 
 
 def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
@@ -733,7 +785,7 @@ def _unchecked(conditions) -> tuple:
 FFN_CONDITIONS = {"m": registry.int_at_least(0), "seed": _seed_ok, "retries": registry.int_at_least(0),
                   "interior": lambda x: x is True}
 
-SPEC = registry.register(
+SPEC = (
     registry.LearnerSpec(
         name="ffn",
         summary="exact bias-free ReLU FFN extraction in ℚ: path search, gradient jumps, orientation",
@@ -742,6 +794,7 @@ SPEC = registry.register(
         learn=learn_ffn,
         query_count=lambda d, m=None, **conditions: ffn_query_bound(d, m if m is not None else d),
         count_formula="<= (m + 1)(d − 2) + 10m + 32",
+        count_text=_count_text,
         conditions=FFN_CONDITIONS,
         check_certificate=_check_certificate,
         standing=lambda conditions: standing_assumptions(conditions.get("m"), False),

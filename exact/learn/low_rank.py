@@ -50,6 +50,8 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq
 
+from dataclasses import dataclass, field
+
 from .. import registry
 from ..arith import Measurement
 from ..canonical import canonical_factors
@@ -59,6 +61,7 @@ from ..models import SingleHead
 from ..numbers import format_rational, to_fraction
 from ..sequences import Sequence, int_row
 from ._common import read_v
+from .details import Details
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
 from .single_head import ProbePlan
@@ -372,19 +375,38 @@ def learn_low_rank(
         return run.finish(
             model,
             conditions=conditions,
-            details={
-                "seed": seed,
-                "rank": r_eff,
-                "rank_known": rank is not None,
-                "sketch_columns": c,
-                "rows": tuple(K),
-                "pivot": plan.pivot,
-                "factors": {
-                    "K": [[format_rational(x) for x in row] for row in Kf],
-                    "Q": [[format_rational(x) for x in row] for row in Qf],
-                },
-            },
+            details=LowRankDetails(
+                seed=seed, rank=r_eff, rank_known=rank is not None, sketch_columns=c, core_rows=tuple(K),
+                pivot=plan.pivot,
+                factors={"K": [[format_rational(x) for x in row] for row in Kf],
+                         "Q": [[format_rational(x) for x in row] for row in Qf]},
+            ),
         )
+
+
+@dataclass(frozen=True)
+class LowRankDetails(Details):
+    """The sketch: its seed, the rank found (or given), its columns, the core's rows, and the
+    canonical factors ``W = Kᵀ Q`` (``Q`` in reduced row echelon form), as exact strings."""
+
+    ALIASES = {"core_rows": "rows"}
+    seed: int = 0
+    rank: int = 0
+    rank_known: bool = False
+    sketch_columns: int = 0
+    core_rows: tuple = ()
+    pivot: int = 0
+    factors: dict = field(default_factory=dict)
+
+    def rows(self, result) -> list:
+        known = "within the given bound" if self.rank_known else "found by exact rank tests"
+        return [("rank", f"{self.rank} ({known}; sketch seed {self.seed})")]
+
+    def model_rows(self, result) -> list:
+        lines = super().model_rows(result) + ["W = Kᵀ Q with canonical factors (Q in reduced row echelon form):"]
+        for name in ("K", "Q"):
+            lines += [f"  {name}[{i}] = [" + ", ".join(row) + "]" for i, row in enumerate(self.factors.get(name, ()))]
+        return lines
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
@@ -438,12 +460,24 @@ def _unchecked(conditions) -> tuple:
     return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
 
 
+def _count_text(result) -> str:
+    """The count a low-rank result was asked to meet: the manifold dimension plus d for a tight
+    bound, the sketch with the found rank otherwise."""
+    d, r = result.model.d, result.details["rank"]
+    bound = result.certificate.conditions.get("rank") if result.certificate is not None else None
+    if not result.details["rank_known"]:
+        return f"2rd − r² + 2d − r = {2 * r * d - r * r + 2 * d - r} with the found r = {r}"
+    if r == bound:
+        return f"2rd − r² + d = {low_rank_query_count(d, r)}"
+    return f"d + d·r + r'(d − r) = {d + d * bound + r * (d - bound)} with r = {bound}, found r' = {r}"
+
+
 def _model_class(conditions) -> str:
     r = conditions.get("rank")
     return "a single head" + (f" of rank <= {r}" if r is not None else "")
 
 
-SPEC = registry.register(
+SPEC = (
     registry.LearnerSpec(
         name="low-rank",
         summary="exact sketch learner for rank(W) <= r: 2rd − r² + d queries (the manifold dimension plus d)",
@@ -452,6 +486,7 @@ SPEC = registry.register(
         learn=learn_low_rank,
         query_count=lambda d, rank=None, **conditions: low_rank_query_count(d, rank),
         count_formula="2rd − r² + d",
+        count_text=_count_text,
         conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok},
         check_certificate=_check_certificate,
         scope=_scope,

@@ -22,6 +22,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import InvalidArgument, MissingDependency, ShapeError, SolverFailed
@@ -29,6 +31,7 @@ from ..models import SingleHead
 from ..sequences import Sequence
 from ._common import read_v
 from .driver import Run, oracle_dimension
+from .details import Comparison, Details
 from .result import LearnResult
 
 __all__ = ["learn_low_rank_cs", "cs_measurements", "DEFAULT_C", "SPEC"]
@@ -170,18 +173,37 @@ def learn_low_rank_cs(
             model,
             approximate=True,
             mode="cs",
-            details={
-                "m": m, "C": m / (2 * rank * d), "solver": used, "status": status, "residual": residual,
-                "solver_seconds": solve_seconds,
-            },
+            details=CSDetails(m=m, C=m / (2 * rank * d), solver=used, status=status, residual=residual,
+                              solver_seconds=solve_seconds),
         )
+
+
+@dataclass(frozen=True)
+class CSDetails(Details):
+    """The compressed-sensing solve: the measurements ``m`` (``C = m/(2rd)``), the solver, its
+    status and residual, and its time.  Its result states no bound; the comparison with a true
+    model reports the relative Frobenius error."""
+
+    m: int = 0
+    C: float = 0.0
+    solver: str = ""
+    status: str = ""
+    residual: float = 0.0
+    solver_seconds: float = 0.0
+
+    def compare(self, result, truth) -> Comparison:
+        W, _ = truth.to_numpy()
+        Wh, _ = result.model.to_numpy()
+        err = float(np.linalg.norm(Wh - W) / max(np.linalg.norm(W), 1e-300))
+        return Comparison(False, True, {"W_relative_frobenius": err}, rows=(
+            ("error", f"relative Frobenius error {err:.3g} against the model file (solver {self.status})"),))
 
 
 def _nonzero(x: list[Fraction]) -> tuple:
     return tuple((j, q) for j, q in enumerate(x) if q)
 
 
-SPEC = registry.register(
+SPEC = (
     registry.LearnerSpec(
         name="low-rank-cs",
         summary="Theorem 5.1 [BSHK26]: nuclear-norm recovery from m = C·2rd Gaussian rank-one projections (approximate)",
@@ -189,6 +211,7 @@ SPEC = registry.register(
         modes=("certified", "float"),
         learn=learn_low_rank_cs,
         query_count=lambda d, rank=1, m=None, C=DEFAULT_C, **conditions: d + (m or cs_measurements(d, rank, C)),
+        count_text=lambda result: f"d + m = {result.model.d} + {result.details['m']}",
         count_formula="d + m",
         exact=False,
         options=(

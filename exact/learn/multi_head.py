@@ -65,11 +65,16 @@ import secrets
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
+
 from .. import registry
 from ..canonical import canonical_form
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
+from ..kinds import as_kind
 from ..linalg import QMatrix
 from ..multihead import MultiHead
+from ..numbers import format_rational
+from .details import Comparison, Details
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
 from .multi_head_float import FloatBlocks, float_plan
@@ -481,22 +486,92 @@ def learn_multi_head(
                     f"seed?), or the oracle is not a sum of at most {H} softmax heads"
                 )
         conditions = {"heads": H, "probe_seed": seed}
-        details = {
-            "canonical_heads": model.H,
-            "heads_bound": H,
-            "method": method,
-            "paper_count": paper_query_count(d, H),
-            "fast_count": fast_query_count(d, H),
-            "lower_bound": lower_bound(d, H),
-            "blocks": stats.blocks,
-            "links": stats.links,
-            "cross_links": stats.cross_links,
-            "fallback_groups": stats.fallback_groups,
-            "redraws": stats.redraws,
-            "seed": seed,
-            "block_precision": blocks.bits,
-        }
+        details = MultiHeadDetails(
+            canonical_heads=model.H, heads_bound=H, method=method, paper_count=paper_query_count(d, H),
+            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=stats.blocks, links=stats.links,
+            cross_links=stats.cross_links, fallback_groups=stats.fallback_groups, redraws=stats.redraws, seed=seed,
+            block_precision=blocks.bits,
+        )
         return run.finish(model, conditions=conditions, details=details)
+
+
+def _n(count, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def float_error(learned, truth) -> float:
+    """The largest entry error of a float result against the truth's canonical form: each true
+    head against its nearest learned head (``inf`` when the head counts differ)."""
+    truth = canonical_form(as_kind(truth, "multi-head"))
+    if learned.H != truth.H:
+        return float("inf")
+    worst = 0.0
+    for h in truth.heads:
+        W, v = h.to_numpy()
+        worst = max(worst, min(max(float(np.max(np.abs(g.to_numpy()[0] - W), initial=0.0)),
+                                   float(np.max(np.abs(g.to_numpy()[1] - v), initial=0.0))) for g in learned.heads))
+    return worst
+
+
+@dataclass(frozen=True)
+class MultiHeadDetails(Details):
+    """The plan that ran: the canonical heads found and the bound ``H``, the method, the counts it is
+    measured against (the paper's, the fast plan's, the parameter count ``H(d² + d)``), its blocks
+    and links, fallbacks and redraws, the probe seed; the exact blocks' precision, or the float
+    fits' condition numbers."""
+
+    canonical_heads: int = 0
+    heads_bound: int = 1
+    method: str = "paper"
+    paper_count: int = 0
+    fast_count: int = 0
+    lower_bound: int = 0
+    blocks: int = 0
+    links: int = 0
+    cross_links: int = 0
+    fallback_groups: int = 0
+    redraws: int = 0
+    seed: int = 0
+    block_precision: int | None = None
+    condition: float | None = None
+    monomial_condition: float | None = None
+
+    def rows(self, result) -> list:
+        out = [("blocks", f"{self.blocks} ({_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
+                          f"{_n(self.fallback_groups, 'group')} fell back to links, {_n(self.redraws, 'probe redraw')}; "
+                          f"seed {self.seed})")]
+        if self.condition is not None:
+            out.append(("condition", f"{self.condition:.3g} (the block fits' intrinsic sensitivity); the monomial "
+                                     f"scheme's matrix: {self.monomial_condition or 0:.3g}"))
+        return out
+
+    def model_rows(self, result) -> list:
+        fmt = format_rational if result.exact else (lambda x: f"{float(x):.17g}")
+        lines = [f"canonical   {result.model.H} head(s) (equal W merged, zero v dropped)"]
+        for i, h in enumerate(result.model.heads):
+            lines.append(f"head {i + 1}: v = [" + ", ".join(fmt(x) for x in h.v) + "]")
+            lines += ["  W [" + ", ".join(fmt(x) for x in row) + "]" for row in h.W]
+        return lines
+
+    def compare(self, result, truth) -> Comparison:
+        """Exact: the canonical forms.  Float: the largest entry error against the truth's canonical
+        form, which the stated estimate must bound."""
+        if result.exact:
+            same = result.model == canonical_form(as_kind(truth, "multi-head"))
+            verdict = "yes: equal to the model's canonical form" if same else "NO: differs from the model's canonical form"
+            return Comparison(same, rows=(("exact", verdict + (f" ({', '.join(result.assumptions)})"
+                                                               if result.assumptions else "")),))
+        err = float_error(result.model, truth)
+        within = result.error_estimate is not None and err <= result.error_estimate
+        return Comparison(False, within, {"max": err}, rows=(
+            ("error", f"estimated <= {result.error_estimate:.3g} per entry; measured {err:.3g} against the model "
+                      f"file's canonical form ({'within' if within else 'NOT within'} the estimate)"),))
+
+
+def _count_text(result) -> str:
+    d = result.details
+    return (f"paper 4Hd² − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}, parameters "
+            f"H(d² + d) = {d.lower_bound}; H = {d.heads_bound}")
 
 
 def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
@@ -505,22 +580,12 @@ def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
         blocks = FloatBlocks(run.ask, run.oracle.error_bound, H)
         found, worst, counts = float_plan(blocks, d, seed, Probes.draw)
         model = canonical_form(found)
-        details = {
-            "canonical_heads": model.H,
-            "heads_bound": H,
-            "method": "paper",
-            "paper_count": paper_query_count(d, H),
-            "fast_count": fast_query_count(d, H),
-            "lower_bound": lower_bound(d, H),
-            "blocks": blocks.blocks,
-            "links": counts["links"],
-            "cross_links": counts["cross_links"],
-            "fallback_groups": 0,
-            "redraws": 0,
-            "seed": seed,
-            "condition": blocks.condition,
-            "monomial_condition": blocks.monomial_condition,
-        }
+        details = MultiHeadDetails(
+            canonical_heads=model.H, heads_bound=H, method="paper", paper_count=paper_query_count(d, H),
+            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=blocks.blocks,
+            links=counts["links"], cross_links=counts["cross_links"], fallback_groups=0, redraws=0, seed=seed,
+            condition=blocks.condition, monomial_condition=blocks.monomial_condition,
+        )
         try:
             result = run.finish(model, details=details, error_estimate=worst,
                                 conditions={"heads": H, "probe_seed": seed})
@@ -595,8 +660,10 @@ def _seed_ok(x) -> bool:
 
 
 _OPTIONS = (
-    registry.Option("heads", "int", "H, the number of heads of the model (bounds the canonical heads)", minimum=1),
-    registry.Option("max_heads", "int", "H0, an upper bound on the number of heads (instead of --heads)", minimum=1),
+    registry.Option("heads", "int", "H, the number of heads of the model (bounds the canonical heads)", minimum=1,
+                    from_model=lambda model: max(model.H, 1)),
+    registry.Option("max_heads", "int", "H0, an upper bound on the number of heads (instead of --heads)", minimum=1,
+                    instead_of="heads"),
     registry.Option("seed", "int", "seed of the random probes (default: fresh, reported)", minimum=0),
 )
 
@@ -610,6 +677,7 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         learn=functools.partial(learn_multi_head, method=method),
         query_count=lambda d, heads=1, **conditions: count(d, heads),
         count_formula=formula,
+        count_text=_count_text,
         conditions={"heads": lambda x: registry.int_at_least(1)(x) and x <= MAX_HEADS, "probe_seed": _seed_ok},
         check_certificate=_checker(method),
         scope=_scope,
@@ -621,13 +689,14 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
     )
 
 
-SPEC = registry.register(_spec(
+SPEC = (_spec(
     "paper", "multi-head",
     "[KKG26]: the canonical form of a multi-head model, exactly, from 4Hd² − 2H + 1 queries of length <= 2H + 1",
     paper_query_count, "4Hd² − 2H + 1",
 ))
-FAST_SPEC = registry.register(_spec(
+FAST_SPEC = (_spec(
     "fast", "multi-head-fast",
     "beyond [KKG26]: the canonical form, blocks matched on their residues: about half the paper's queries",
     fast_query_count, "(2H+1) + 2H(d−1) + (2H−1)(d² − 1)",
 ))
+SPECS = (SPEC, FAST_SPEC)

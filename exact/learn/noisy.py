@@ -54,6 +54,7 @@ from ..numbers import approx, ball_interval, floor_log2, to_fmpq, to_fraction
 from ..oracles import ExactAnswer
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
+from .details import Details
 from .result import ErrorBound, LearnResult
 
 __all__ = ["learn_noisy", "PaperPlan", "noisy_query_count", "SPEC", "PAPER_A", "LIPSCHITZ_HALF"]
@@ -311,13 +312,49 @@ def learn_noisy(
             error_estimate=eb.W_max,
             error_bound=eb,
             assumptions=assumptions,
-            details={"learner": "paper", "A": str(plan.A), "B": str(plan.B), "token_norm": str(plan.token_norm),
-                     "lambda": str(plan.lam), "w_bound": str(plan.w_bound)},
+            details=NoisyDetails(learner="paper", A=str(plan.A), B=str(plan.B), token_norm=str(plan.token_norm),
+                                 lam=str(plan.lam), w_bound=str(plan.w_bound)),
         )
 
 
-SPEC = registry.register(
+def _adversary(truth, **options):
+    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`)."""
+    from .adversary import adversary
+
+    return adversary(truth, "paper", **options)
+
+
+@dataclass(frozen=True)
+class NoisyDetails(Details):
+    """The noisy learners' plan: which learner, its scales and the bounds it assumed (as exact strings).
+
+    ``projected`` says whether the estimate was projected onto ``‖W‖_F <= 𝒲`` (frame learners);
+    a refining run adds its pilot's bound and the largest logit scale it used.  The
+    comparison with a true model measures the errors against the certified bound.
+    """
+
+    ALIASES = {"lam": "lambda"}
+    learner: str = "paper"
+    token_norm: str = ""
+    w_bound: str = ""
+    A: str | None = None
+    B: str | None = None
+    lam: str | None = None
+    beta: str | None = None
+    projected: bool | None = None
+    pilot_W_frobenius: float | None = None
+    max_logit_scale: str | None = None
+
+    def __iter__(self):  # the fields this learner filled
+        return (k for k in super().__iter__() if k == "checks" or self[k] is not None)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+SPEC = (
     registry.LearnerSpec(
+        adversary=_adversary,
         name="noisy-paper",
         summary="Theorem 6.1 [BSHK26]: W and v of a single head from a noisy oracle, d² + d queries, certified bound",
         model_kind="single-head",
@@ -332,5 +369,6 @@ SPEC = registry.register(
         ),
         command="single-head",
         method="noisy-paper",
+        selector=("learner", "paper"),
     )
 )

@@ -49,7 +49,8 @@ from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import _PREC, MAX_LOGIT, SCALE_RANGE, _positive, _upper, _value, float_down, noisy_query_count
+from .noisy import (_PREC, MAX_LOGIT, SCALE_RANGE, NoisyDetails, _positive, _upper, _value, float_down,
+                    noisy_query_count)
 from .result import ErrorBound, LearnResult
 
 __all__ = ["learn_noisy_frame", "FramePlan", "SPEC"]
@@ -400,7 +401,7 @@ def ask_v(run: Run, oracle, d: int, R: Fraction) -> tuple[list, list, float]:
     return [y / R for y in yv], [e / R for e in err_v], max(float(e) for e in err_v)
 
 
-def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bound: Fraction, details: dict):
+def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bound: Fraction, details: NoisyDetails):
     """Refuse an estimate proved outside ``‖W‖_F <= 𝒲``, project onto that ball, certify, finish."""
     far = ErrorBound.from_entries(bound, []).W_frobenius
     if math.sqrt(math.fsum(float(x) ** 2 for x in W.ravel())) * (1 - 2.0**-40) > float(W_bound) + far:
@@ -440,7 +441,7 @@ def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bou
             "every answer within the oracle's declared error bound",
             "among single heads",
         ),
-        details={**details, "projected": projected, "w_bound": str(W_bound)},
+        details=dataclasses.replace(details, projected=projected, w_bound=str(W_bound)),
     )
 
 
@@ -480,11 +481,19 @@ def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
         values, errors = ask_values(run, oracle, plan.sequences())
         W, bound = decode_frame(plan, v_hat, tau_v, values, errors)
         return finish_frame(run, W, bound, v_hat, tau_v, W_bound,
-                            {"learner": "frame", "beta": str(plan.beta[0][0]), "token_norm": str(R)})
+                            NoisyDetails(learner="frame", beta=str(plan.beta[0][0]), token_norm=str(R)))
 
 
-SPEC = registry.register(
+def _adversary(truth, **options):
+    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`)."""
+    from .adversary import adversary
+
+    return adversary(truth, "frame", **options)
+
+
+SPEC = (
     registry.LearnerSpec(
+        adversary=_adversary,
         name="noisy-frame",
         summary="beyond Theorem 6.1: a 45° probe frame and bound-minimising scales, d² + d queries, certified bound",
         model_kind="single-head",
@@ -499,5 +508,7 @@ SPEC = registry.register(
         ),
         command="single-head",
         method="noisy-frame",
+        selector=("learner", "frame"),
+        noisy_default=True,
     )
 )

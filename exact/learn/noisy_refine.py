@@ -42,7 +42,7 @@ from ..errors import OracleInconsistent
 from ..numbers import ball_interval, to_fmpq
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import _PREC, _positive, _upper, noisy_query_count
+from .noisy import _PREC, NoisyDetails, _positive, _upper, noisy_query_count
 from .noisy_frame import (
     FramePlan,
     _dyadic_down,
@@ -166,14 +166,24 @@ def learn_noisy_refine(oracle, *, w_bound, token_norm=None) -> LearnResult:
                   decode_rows(pilot, s_hat, s_err, v_hat, tau_v, y0, e0),  # the pilot again, with the sharper sums
                   decode_rows(plan, s_hat, s_err, v_hat, tau_v, y1, e1)]
         W, bound = combine(pilot, *_intersect_rows(d, passes))
-        details = {"learner": "refine", "token_norm": str(R),
-                   "pilot_W_frobenius": ErrorBound.from_entries(pilot_bound, []).W_frobenius,
-                   "max_logit_scale": str(max(b * g for rb, rg in zip(plan.beta, plan.gamma) for b, g in zip(rb, rg)))}
+        details = NoisyDetails(learner="refine", token_norm=str(R),
+                               pilot_W_frobenius=ErrorBound.from_entries(pilot_bound, []).W_frobenius,
+                               max_logit_scale=str(max(b * g for rb, rg in zip(plan.beta, plan.gamma)
+                                                       for b, g in zip(rb, rg))))
         return finish_frame(run, W, bound, v_hat, tau_v, W_bound, details)
 
 
-SPEC = registry.register(
+def _adversary(truth, **options):
+    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`):
+    the frame learner's, since the first d² + d queries are that learner's; later ones get the bias +τ."""
+    from .adversary import adversary
+
+    return adversary(truth, "frame", **options)
+
+
+SPEC = (
     registry.LearnerSpec(
+        adversary=_adversary,
         name="noisy-refine",
         summary="beyond Theorem 6.1: a frame pilot, direct frame sums, then probes scaled to the pilot's bounds; "
         "2(d² + d) queries, certified bound",
@@ -189,5 +199,6 @@ SPEC = registry.register(
         ),
         command="single-head",
         method="noisy-refine",
+        selector=("learner", "refine"),
     )
 )

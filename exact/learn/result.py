@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-__all__ = ["LearnResult", "ErrorBound"]
+from .details import Details, as_details
+
+__all__ = ["LearnResult", "ErrorBound", "describe"]
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,9 @@ class LearnResult:
         What exactness rests on beyond the certificate, e.g. ``("among single
         heads",)`` when no verification query was made.  Empty when every
         assumption was checked.
-    details : mapping
-        Learner-specific facts (the pivot and probe shifts, the sketch seed, ...).
+    details : Details
+        Learner-specific facts (the pivot and probe shifts, the sketch seed, ...), typed per
+        learner family (:mod:`exact.learn.details`); also readable as a mapping.
     error_bound : ErrorBound or None
         Certified bounds on the parameter errors of an approximate result (the noisy
         learners), under the stated ``assumptions``; ``None`` otherwise.
@@ -127,12 +130,12 @@ class LearnResult:
     learner: str = ""
     verification_queries: int = 0
     assumptions: tuple = ()
-    details: Mapping = field(default_factory=dict)
+    details: Details = field(default_factory=Details)
     error_bound: ErrorBound | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "seconds", MappingProxyType(dict(self.seconds)))
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+        object.__setattr__(self, "details", as_details(self.details))
         object.__setattr__(self, "assumptions", tuple(self.assumptions))
 
     @property
@@ -164,3 +167,44 @@ class LearnResult:
         if self.assumptions and self.error_bound is not None:
             return f"{text}, assuming {'; '.join(self.assumptions)}"
         return text + (" " + ", ".join(self.assumptions) if self.assumptions else "")
+
+
+def _line(label: str, text: str) -> str:
+    return f"{label:<11} {text}" if label else f"  {text}"
+
+
+def describe(result: LearnResult, *, report=None, comparison=None) -> list[str]:
+    """What the terminal shows about ``result``: the learner's own statement of its count, the
+    checks, the comparison with a true model (when one is known), the certificate, and then
+    what the result's details and model say about themselves."""
+    from .. import registry
+
+    spec = registry.get(result.learner)
+    lines = [_line("mode", result.mode + (f" (grid {result.grid})" if result.grid else "")),
+             _line("queries", f"{result.queries} ({spec.state_count(result)}), longest sequence {result.max_length}")]
+    checks = result.details.checks
+    if result.verification_queries:
+        lengths = ", ".join(map(str, checks.lengths))
+        lines.append(_line("checks", f"{result.verification_queries} verification queries (lengths {lengths}), "
+                                     "reproduced exactly" if result.exact else
+                                     f"{result.verification_queries} verification queries (lengths {lengths}), "
+                                     "reproduced within the estimate"))
+    elif spec.exact:
+        lines.append(_line("checks", f"none (--checks 0): the result holds {', '.join(result.assumptions)}"))
+    if comparison is not None:
+        lines += [_line(label, text) for label, text in comparison.rows]
+    elif result.assumptions:
+        lines.append(_line("claim", result.claim))
+    if not result.exact and result.mode in ("certified", "symbolic"):
+        lines.append(_line("exact", f"not claimed: identified on grid {result.grid} but not confirmed by a replay"))
+    if report is not None:
+        lines.append(_line("certificate", report.message))
+    elif spec.exact and result.mode in ("certified", "symbolic"):
+        lines.append(_line("certificate", "none"))
+    if result.exact:
+        lines.append(_line("precision", f"{result.precision} bits" if result.mode == "certified" else "exact symbolic"))
+    elif result.error_bound is None and result.error_estimate is not None and comparison is None:
+        lines.append(_line("error", f"estimated <= {result.error_estimate:.3g}"))
+    lines += [_line(label, text) for label, text in result.details.rows(result)]
+    lines.append(_line("seconds", f"{result.seconds.get('total', 0.0):.3f}"))
+    return lines + list(result.details.model_rows(result))

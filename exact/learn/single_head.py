@@ -33,6 +33,7 @@ from fractions import Fraction
 from flint import fmpq
 
 from .. import registry
+from .details import Details
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import CertificateInvalid, InvalidArgument
 from ..linalg import QMatrix
@@ -366,9 +367,19 @@ def learn_single_head(
         else:
             model = build(arith.combine(answers, meas, plan.combos(), names))
         return run.finish(
-            model,
-            details={"pivot": plan.pivot, "shifts": plan.shifts, "beta": str(plan.beta), "gamma": str(plan.gamma)},
+            model, details=SingleHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), beta=str(plan.beta),
+                                             gamma=str(plan.gamma)),
         )
+
+
+@dataclass(frozen=True)
+class SingleHeadDetails(Details):
+    """Theorem 4.1's probe plan: the pivot, the probes' pivot shifts, and the float scales β, γ."""
+
+    pivot: int = 0
+    shifts: tuple = ()
+    beta: str = "1"
+    gamma: str = "1"
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
@@ -382,7 +393,7 @@ def _check_certificate(model, transcript, conditions) -> str | None:
     return None
 
 
-SPEC = registry.register(
+SPEC = (
     registry.LearnerSpec(
         name="single-head",
         summary="Theorem 4.1 [BSHK26]: W and v of a single softmax head, exactly, from d² + d queries",

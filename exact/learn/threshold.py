@@ -12,6 +12,7 @@ any miss of the prior (a false ``v_bound`` or ``w_bound``; never silent).
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass, field
 
 from .. import registry
 from ..errors import InvalidArgument
@@ -19,6 +20,7 @@ from ..threshold import BisectingOracle, ThresholdOracle
 from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
 from .noisy_refine import learn_noisy_refine
+from .details import Checks, Details
 from .result import LearnResult
 
 __all__ = ["learn_threshold", "SPEC"]
@@ -64,19 +66,44 @@ def learn_threshold(oracle, *, epsilon, v_bound, w_bound, token_norm=None, learn
     return dataclasses.replace(
         result,
         learner=SPEC.name,
-        details={
-            **result.details,
-            "learner": learner,
-            "bit_queries": bits.count - start,
-            "value_queries": result.queries,
-            "full_range_bits": values.full_range_bits,
-            "prior_misses": values.misses,
-            "epsilon": str(values.epsilon),
-        },
+        details=ThresholdDetails(
+            value_learner=dataclasses.replace(result.details, checks=Checks()), learner=learner,
+            bit_queries=bits.count - start, value_queries=result.queries, full_range_bits=values.full_range_bits,
+            prior_misses=values.misses, epsilon=str(values.epsilon),
+        ),
     )
 
 
-SPEC = registry.register(
+@dataclass(frozen=True)
+class ThresholdDetails(Details):
+    """The bisection: the bits spent, the value queries they stood for, what a full-range
+    bisection would have cost, the prior intervals missed, each value's accuracy; and the
+    noisy learner's own details (``value_learner``, whose fields also read through this one)."""
+
+    value_learner: Details = field(default_factory=Details)
+    learner: str = "paper"
+    bit_queries: int = 0
+    value_queries: int = 0
+    full_range_bits: int = 0
+    prior_misses: int = 0
+    epsilon: str = ""
+
+    def __getitem__(self, key: str):
+        try:
+            return super().__getitem__(key)
+        except KeyError:
+            return self.value_learner[key]
+
+    def rows(self, result) -> list:
+        return [("bits", f"{self.bit_queries} threshold bits for {result.queries} value queries (full-range "
+                         f"bisection: {self.full_range_bits}; prior misses: {self.prior_misses}; each value to "
+                         f"±{self.epsilon})")]
+
+    def compare(self, result, truth):
+        return self.value_learner.compare(result, truth)
+
+
+SPEC = (
     registry.LearnerSpec(
         name="threshold",
         summary="App. B [BSHK26]: threshold bits bisected to ±ε inside the known interval, then a noisy learner",
@@ -91,8 +118,12 @@ SPEC = registry.register(
             registry.Option("v_bound", "number", "threshold: V, an assumed bound on ‖v‖₂", required=True),
             registry.Option("w_bound", "number", "𝒲, an assumed bound on ‖W‖_F", required=True),
             registry.Option("token_norm", "number", "R, the largest token norm (default max(1, 1/2 + 1/𝒲))"),
+            registry.Option("learner", "str", "threshold: the noisy learner run on the bisected values (default paper)",
+                            choices=("paper", "frame", "refine")),
         ),
         command="single-head",
         method="threshold",
+        switch="threshold",
+        takes_noise=False,
     )
 )

@@ -18,6 +18,7 @@ the random verification sequences (lengths 3 and 4) then check the whole model a
 from __future__ import annotations
 
 import secrets
+from dataclasses import dataclass
 
 from .. import registry
 from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
@@ -25,7 +26,8 @@ from ..odd import OddOracle
 from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
-from .ffn import FFN_CONDITIONS, _extract, _seed_ok, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
+from ..numbers import format_rational
+from .ffn import FFN_CONDITIONS, FFNDetails, _extract, _seed_ok, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
 
@@ -88,10 +90,32 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
                 "one-layer Transformer T(X) = wᵀReLU(A·h(X))"
             )
         model = Transformer(head.model.W, ffn.A, ffn.w)
-        details = {**ffn_details(ex, seed), "ffn_queries": ffn_queries, "odd_queries": head.queries, "v_eff": v_ffn}
+        details = ffn_details(ex, seed, TransformerDetails, ffn_queries=ffn_queries, odd_queries=head.queries,
+                              v_eff=v_ffn)
         conditions = ffn_conditions(seed, retries, m, False)
         return run.finish(model, conditions=conditions, details=details,
                           standing=standing_assumptions(m, ex.sighting.seen))
+
+
+@dataclass(frozen=True)
+class TransformerDetails(FFNDetails):
+    """The FFN learner's details, plus the queries of each part and ``v_eff = Aᵀw`` (measured twice)."""
+
+    ffn_queries: int = 0
+    odd_queries: int = 0
+    v_eff: tuple = ()
+
+    def model_rows(self, result) -> list:
+        return ["W ="] + ["  [" + ", ".join(format_rational(x) for x in row) + "]" for row in result.model.W]
+
+    def _ffn(self, model):
+        return model.ffn
+
+
+def _count_text(result) -> str:
+    d, q = result.model.d, result.details["ffn_queries"]
+    return (f"{q} for the FFN + {result.details['odd_queries']} odd queries (two calls each) = {result.queries} oracle "
+            f"calls (Q_FFN + 2(d² + d) = {q} + {2 * (d * d + d)})")
 
 
 def _check_certificate(model, transcript, conditions) -> registry.Rederived:
@@ -114,7 +138,7 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     return registry.Rederived(None, rests)
 
 
-SPEC = registry.register(
+SPEC = (
     registry.LearnerSpec(
         name="transformer",
         summary="one-layer Transformer [BSHK26 §5]: the FFN exactly, then Theorem 4.1 on the odd part T(X) − T(−X)",
@@ -123,6 +147,7 @@ SPEC = registry.register(
         learn=learn_transformer,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN(d, m) + 2(d² + d)",
+        count_text=_count_text,
         conditions=FFN_CONDITIONS,
         check_certificate=_check_certificate,
         standing=lambda conditions: standing_assumptions(conditions.get("m"), False),
