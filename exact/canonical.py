@@ -85,15 +85,4 @@ def canonical_form(model):
     >>> canonical_form(m)
     MultiHead(heads=(SingleHead(W=((Fraction(1, 1),),), v=(Fraction(-1, 1),)),), d=1)
     """
-    from .models import SingleHead
-    from .multihead import MultiHead
-
-    groups: dict = {}
-    for h in model.heads:
-        if h.W in groups:
-            groups[h.W] = tuple(a + b for a, b in zip(groups[h.W], h.v))
-        else:
-            groups[h.W] = h.v
-    heads = [SingleHead(W, v) for W, v in groups.items() if any(v)]
-    heads.sort(key=lambda h: (h.W, h.v))
-    return MultiHead(heads, d=model.d)
+    return model.canonical()

@@ -45,7 +45,6 @@ from .cli_args import (EXIT_ERROR, EXIT_FAIL, GRIDS_HELP, Parser, add_option, du
 from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
 from .kinds import as_kind, random_recipes
-from .learn.result import describe
 from .multihead import MultiHead
 from .noise import NOISE_KINDS, Adversarial, NoisyOracle
 from .numbers import format_rational
@@ -323,10 +322,11 @@ def _simulated_oracle(args, spec):
     oracle: BaseOracle = ExactOracle(model) if args.oracle == "exact" else FloatOracle(model)
     if args.noise is not None:
         noise_model = args.noise
-        if isinstance(noise_model, Adversarial) and noise_model.strategy is None and spec.adversary is not None:
+        adversary = spec.load_adversary()
+        if isinstance(noise_model, Adversarial) and noise_model.strategy is None and adversary is not None:
             # the simulated black box's adversary knows the model and the learner it faces
             options = {o.name: getattr(args, o.name) for o in spec.options if getattr(args, o.name, None) is not None}
-            noise_model = Adversarial(noise_model.tau, spec.adversary(model, tau=noise_model.tau, **options))
+            noise_model = Adversarial(noise_model.tau, adversary(model, tau=noise_model.tau, **options))
         oracle = NoisyOracle(oracle, noise_model, seed=0 if args.noise_seed is None else args.noise_seed)
     elif args.noise_seed is not None:
         raise InvalidArgument("--noise-seed: applies only with --noise")
@@ -408,7 +408,7 @@ def _cmd_learn(args) -> int:
         source = args.model if truth is not None else args.oracle
         print(f"learner     {result.learner}, {result.queries + result.verification_queries} queries of {source}"
               + "".join(f"; {n}" for n in notes))
-        for line in describe(result, report=report, comparison=comparison):
+        for line in result.describe(report=report, comparison=comparison):
             print(line)
         if args.certificate:
             print(f"wrote       {args.certificate}")

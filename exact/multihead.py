@@ -161,9 +161,15 @@ class MultiHead:
         >>> MultiHead([h, h]).canonical() == MultiHead([SingleHead([[1]], [4])])
         True
         """
-        from .canonical import canonical_form
-
-        return canonical_form(self)
+        groups: dict = {}
+        for h in self.heads:
+            if h.W in groups:
+                groups[h.W] = tuple(a + b for a, b in zip(groups[h.W], h.v))
+            else:
+                groups[h.W] = h.v
+        heads = [SingleHead(W, v) for W, v in groups.items() if any(v)]
+        heads.sort(key=lambda h: (h.W, h.v))
+        return MultiHead(heads, d=self.d)
 
     def float_heads(self) -> list:
         """The heads' ``(W, v)`` in float64 (one zero head for ``H = 0``): what

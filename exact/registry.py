@@ -149,9 +149,11 @@ class LearnerSpec:
         of a failed verification ("a single head of rank <= 2"); default from ``model_kind``.
     options : tuple of Option
         Keyword options offered on the command line.
-    adversary : callable or None
+    adversary : callable, str or None
         For noisy learners: ``adversary(truth, tau=τ, **options) -> strategy``, a
-        learner-aware choice of noise for :class:`~exact.noise.Adversarial`.
+        learner-aware choice of noise for :class:`~exact.noise.Adversarial`; or its
+        ``"module:function"`` reference, resolved on use (:meth:`load_adversary`), for an
+        adversary that itself simulates the learner's module.
     command, method : str
         The command line's ``learn COMMAND [--method METHOD]`` for this learner.
     standing : callable
@@ -172,6 +174,10 @@ class LearnerSpec:
         The learner a noisy black box gets when no learner is named.
     takes_noise : bool
         Whether the learner accepts a simulated noisy oracle (``--noise``).
+    claims : callable, optional
+        ``claims(budget) -> list of exact.verify.Claim``: what ``exact-attention verify``
+        checks for this learner when it is not one of the built-in theorems (a plug-in's own
+        claims; ``verify`` runs them under the learner's name).
     rederive_in_run : bool
         Whether the driver re-derives the probe set of the learner's own run when it
         builds the certificate (``False`` when that means re-running the learner, as for
@@ -193,7 +199,7 @@ class LearnerSpec:
     unchecked: Callable = field(default=lambda conditions: (), repr=False)
     model_class: Callable = field(default=None, repr=False)  # type: ignore[assignment]
     options: tuple = ()
-    adversary: Callable | None = field(default=None, repr=False)
+    adversary: Callable | str | None = field(default=None, repr=False)
     command: str = ""
     method: str = ""
     rederive_in_run: bool = True
@@ -202,6 +208,7 @@ class LearnerSpec:
     switch: str | None = None
     noisy_default: bool = False
     takes_noise: bool = True
+    claims: Callable | None = field(default=None, repr=False)
 
     def __post_init__(self):
         if not self.name or not isinstance(self.name, str):
@@ -214,6 +221,15 @@ class LearnerSpec:
             kind = self.model_kind.replace("-", " ")
             article = "an" if kind[:1] in "aeiou" else "a"
             object.__setattr__(self, "model_class", lambda conditions: f"{article} {kind}")
+
+    def load_adversary(self) -> Callable | None:
+        """The adversary, with a ``"module:function"`` reference imported."""
+        if not isinstance(self.adversary, str):
+            return self.adversary
+        import importlib
+
+        module, _, attr = self.adversary.partition(":")
+        return getattr(importlib.import_module(module), attr)
 
     def state_count(self, result) -> str:
         """The count ``result`` was asked to meet, as text (see ``count_text``)."""

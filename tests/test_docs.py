@@ -20,11 +20,19 @@ def test_there_are_pages():
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_python_examples_run(page):
     blocks = re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S)
+    namespace: dict = {}  # one page is one session: later blocks use what earlier ones define
     try:
         for block in blocks:
-            exec(compile(block, str(page.name), "exec"), {})  # our own docs, not user input
+            exec(compile(block, str(page.name), "exec"), namespace)  # our own docs, not user input
     finally:
         registry.unregister("diagonal-head")  # the worked example registers a learner
+
+
+def test_the_plug_in_example_is_the_file_the_page_shows():
+    page = (DOCS / "adding-a-learner.md").read_text()
+    module = (DOCS / "examples" / "diagonal-head" / "exact_diagonal.py").read_text()
+    assert "```python\n" + module + "```" in page
+    assert 'diagonal-head = "exact_diagonal:SPEC"' in (DOCS / "examples" / "diagonal-head" / "pyproject.toml").read_text()
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

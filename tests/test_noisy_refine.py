@@ -117,7 +117,7 @@ def test_the_frame_adversary_plays_the_shared_first_half():
     tau = Fraction(1, 10**6)
     spec = registry.get("noisy-refine")
     assert spec.adversary is not None and spec.query_count(4) == 40 and spec.count_formula == "2(d² + d)"
-    r = learn_noisy_refine(NoisyOracle(truth, Adversarial(tau, spec.adversary(truth, tau=tau, w_bound=2, token_norm=1))),
+    r = learn_noisy_refine(NoisyOracle(truth, Adversarial(tau, spec.load_adversary()(truth, tau=tau, w_bound=2, token_norm=1))),
                            w_bound=2, token_norm=1)
     frame = learn_noisy_frame(NoisyOracle(truth, Adversarial(tau, adversary(truth, "frame", tau=tau, w_bound=2,
                                                                              token_norm=1))), w_bound=2, token_norm=1)

@@ -214,3 +214,14 @@ def adversary(truth, learner: str = "paper", *, tau, w_bound, token_norm=None, r
         return Fraction(tau_)  # a query the simulation did not foresee: a plain bias
 
     return strategy
+
+
+def paper_adversary(truth, **options):
+    """The adversary the paper learner's registry entry names (the command line's ``adversarial:τ``)."""
+    return adversary(truth, "paper", **options)
+
+
+def frame_adversary(truth, **options):
+    """The adversary the frame and refining learners' entries name: the refining learner's first
+    d² + d queries are the frame learner's, so it plays them; later ones get the constant bias +τ."""
+    return adversary(truth, "frame", **options)

@@ -317,13 +317,6 @@ def learn_noisy(
         )
 
 
-def _adversary(truth, **options):
-    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`)."""
-    from .adversary import adversary
-
-    return adversary(truth, "paper", **options)
-
-
 @dataclass(frozen=True)
 class NoisyDetails(Details):
     """The noisy learners' plan: which learner, its scales and the bounds it assumed (as exact strings).
@@ -354,7 +347,7 @@ class NoisyDetails(Details):
 
 SPEC = (
     registry.LearnerSpec(
-        adversary=_adversary,
+        adversary="exact.learn.adversary:paper_adversary",
         name="noisy-paper",
         summary="Theorem 6.1 [BSHK26]: W and v of a single head from a noisy oracle, d² + d queries, certified bound",
         model_kind="single-head",

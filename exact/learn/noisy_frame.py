@@ -484,16 +484,9 @@ def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
                             NoisyDetails(learner="frame", beta=str(plan.beta[0][0]), token_norm=str(R)))
 
 
-def _adversary(truth, **options):
-    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`)."""
-    from .adversary import adversary
-
-    return adversary(truth, "frame", **options)
-
-
 SPEC = (
     registry.LearnerSpec(
-        adversary=_adversary,
+        adversary="exact.learn.adversary:frame_adversary",
         name="noisy-frame",
         summary="beyond Theorem 6.1: a 45° probe frame and bound-minimising scales, d² + d queries, certified bound",
         model_kind="single-head",

@@ -173,17 +173,9 @@ def learn_noisy_refine(oracle, *, w_bound, token_norm=None) -> LearnResult:
         return finish_frame(run, W, bound, v_hat, tau_v, W_bound, details)
 
 
-def _adversary(truth, **options):
-    """The learner-aware adversary of the command line's ``adversarial:τ`` noise (:mod:`exact.learn.adversary`):
-    the frame learner's, since the first d² + d queries are that learner's; later ones get the bias +τ."""
-    from .adversary import adversary
-
-    return adversary(truth, "frame", **options)
-
-
 SPEC = (
     registry.LearnerSpec(
-        adversary=_adversary,
+        adversary="exact.learn.adversary:frame_adversary",
         name="noisy-refine",
         summary="beyond Theorem 6.1: a frame pilot, direct frame sums, then probes scaled to the pilot's bounds; "
         "2(d² + d) queries, certified bound",

@@ -148,6 +148,10 @@ class LearnResult:
         """The recovered ``v`` (shortcut for ``model.v``)."""
         return self.model.v
 
+    def describe(self, *, report=None, comparison=None) -> list[str]:
+        """What the terminal shows about this result (see :func:`describe`)."""
+        return describe(self, report=report, comparison=comparison)
+
     @property
     def total_queries(self) -> int:
         """Every query this run asked: the learner's plus the verification queries."""

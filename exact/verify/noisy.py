@@ -50,7 +50,7 @@ def _bound_check(learner: str, noise_kind: str):
         noise: Any
         if noise_kind == "adversarial":
             assert spec.adversary is not None
-            noise = Adversarial(tau, spec.adversary(inst.model, tau=tau, w_bound=2, token_norm=1))
+            noise = Adversarial(tau, spec.load_adversary()(inst.model, tau=tau, w_bound=2, token_norm=1))
         elif noise_kind == "round":
             noise = f"round:{max(0, math.ceil(-math.log10(2 * float(tau))))}"
         else:
