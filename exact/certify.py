@@ -462,11 +462,13 @@ class Certificate:
         bad = spec.validate_conditions(self.conditions)
         if bad:
             return bad
-        reason = spec.check_certificate(self.model, self.transcript, dict(self.conditions)) if rederive else None
-        if isinstance(reason, registry.Rederived):  # what the claim rests on, re-derived from the transcript
-            reason, standing = reason.reason, reason.standing
-        elif reason is not None and not isinstance(reason, str):
-            return f"learner {self.learner!r}: its certificate check returned {type(reason).__name__}, not a reason"
+        out = spec.check_certificate(self.model, self.transcript, dict(self.conditions)) if rederive else None
+        if isinstance(out, registry.Rederived):  # what the claim rests on, re-derived from the transcript
+            reason, standing = out.reason, out.standing
+        elif out is None or isinstance(out, str):
+            reason = out
+        else:
+            return f"learner {self.learner!r}: its certificate check returned {type(out).__name__}, not a reason"
         if reason:
             return reason
         if standing is None:

@@ -267,12 +267,13 @@ def _choose(args):
         spec = next((s for s in specs.values() if s.noisy_default), None)
     spec = spec or next(iter(specs.values()))
     if args.noise is not None and spec.exact:
-        noisy_specs = [s for s in registry.learners() if s.selector]
+        noisy_specs = [s for s in registry.learners() if s.selector is not None]
         here = [s for s in noisy_specs if s.command == spec.command]
         where = here or noisy_specs
         pointer = ""
-        if where:
-            flag = f"--{where[0].selector[0]} {'|'.join(s.selector[1] for s in where)}"
+        selectors = [s.selector for s in where if s.selector is not None]
+        if selectors:
+            flag = f"--{selectors[0][0]} {'|'.join(v for _, v in selectors)}"
             pointer = (f"; learn a noisy oracle with {flag}" if here else
                        f"; noisy oracles are learned by 'learn {where[0].command} {flag}'")
         raise InvalidArgument(

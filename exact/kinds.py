@@ -81,7 +81,7 @@ class ModelKind:
     """
 
     name: str
-    model_class: type
+    model_class: Any
     summary: str
     recipes: tuple = ()
     accepts: dict = field(default_factory=dict)

@@ -22,7 +22,7 @@ value):
 * ``"transformer"``: ``{"W", "A", "w"}``: W with ``==``, the network as a function.
 
 The count rule is the theorem's: exactly d² + d (4.1), 2rd − r² + d (5.1), 4Hd² − 2H + 1
-(kkg); at most (m+1)(d−2) + 5m + 20 (ffn), plus 2(d² + d) (transformer).
+(kkg); at most (m+1)(d−2) + 10m + 32 (ffn), plus 2(d² + d) (transformer).
 
 The learner gets a proxy with ``d``, ``query`` and ``query_batch`` only, which counts every
 query itself and holds no attribute leading to the model.  This keeps honest learners
@@ -68,7 +68,7 @@ class Verdict:
 
 def formula(theorem: str, d: int, hints: dict) -> tuple[int, str]:
     """The theorem's query count for this instance and its rule (``"exact"`` or ``"at most"``)."""
-    ffn = (hints.get("m", 0) + 1) * (d - 2) + 5 * hints.get("m", 0) + 20
+    ffn = (hints.get("m", 0) + 1) * (d - 2) + 10 * hints.get("m", 0) + 32
     if theorem == "4.1":
         return d * d + d, "exact"
     if theorem == "5.1":

@@ -180,21 +180,21 @@ class Details(_Fields):
 class Extra(Details):
     """Details given as a plain mapping (a learner outside this package that declares no class)."""
 
-    values: Mapping = field(default_factory=dict)
+    entries: Mapping = field(default_factory=dict)
 
     def __getitem__(self, key: str) -> Any:
-        if key in self.values:
-            return self.values[key]
+        if key in self.entries:
+            return self.entries[key]
         return super().__getitem__(key)
 
     def __iter__(self) -> Iterator[str]:
-        return iter([*self.values, "checks"])
+        return iter([*self.entries, "checks"])
 
     def __len__(self) -> int:
-        return len(self.values) + 1
+        return len(self.entries) + 1
 
     def to_json(self) -> dict:
-        return {**{str(k): jsonable(v) for k, v in self.values.items()}, "checks": self.checks.to_json()}
+        return {**{str(k): jsonable(v) for k, v in self.entries.items()}, "checks": self.checks.to_json()}
 
 
 def as_details(details) -> Details:
@@ -204,5 +204,5 @@ def as_details(details) -> Details:
     if isinstance(details, Details):
         return details
     if isinstance(details, Mapping):
-        return Extra(values=dict(details))
+        return Extra(entries=dict(details))
     raise TypeError(f"details: expected a Details object or a mapping, got {type(details).__name__}")

@@ -580,7 +580,7 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
 def standing_assumptions(m, seen: bool) -> tuple:
     """What an FFN result rests on beyond its certificate: the path seed, ``m`` if given, and no
     hidden units unless all ``m`` were seen."""
-    out = () if seen else (HIDDEN_UNITS,)
+    out: tuple[str, ...] = () if seen else (HIDDEN_UNITS,)
     if m is not None:
         out += (at_most(m),)
     return out + (PATH_SEED,)

@@ -50,7 +50,9 @@ def _bound_check(learner: str, noise_kind: str):
         noise: Any
         if noise_kind == "adversarial":
             assert spec.adversary is not None
-            noise = Adversarial(tau, spec.load_adversary()(inst.model, tau=tau, w_bound=2, token_norm=1))
+            adversary = spec.load_adversary()
+            assert adversary is not None
+            noise = Adversarial(tau, adversary(inst.model, tau=tau, w_bound=2, token_norm=1))
         elif noise_kind == "round":
             noise = f"round:{max(0, math.ceil(-math.log10(2 * float(tau))))}"
         else:
