@@ -401,24 +401,33 @@ def test_float_results_hold_their_estimate_or_are_refused():
     assert held >= 6 and refused >= 2  # (1, 3, ·) has block condition numbers near 10^15: refused
 
 
-def test_float_mode_states_that_unresolved_heads_come_back_merged():
-    from exact.learn.multi_head import FLOAT_RESOLUTION
+def test_float_mode_refuses_heads_it_cannot_tell_apart():
+    """Two heads 1e-6 apart show as one pole in every block: the answers fit one head, and two heads
+    as far apart as their errors allow, so no estimate of the one-head fit covers the truth: refused."""
+    from exact.errors import PrecisionInsufficient
     from exact.oracles import FloatOracle
 
     close = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**6)], [0, 1]], [1, 2])])
-    result = learn_multi_head(FloatOracle(close), heads=2, seed=1)
-    assert result.model.H == 1 and FLOAT_RESOLUTION in result.assumptions  # merged, and said so
+    with pytest.raises(PrecisionInsufficient, match="1 heads, fewer heads than the bound 2"):
+        learn_multi_head(FloatOracle(close), heads=2, seed=1)
+    for flags in ({"duplicate_w": True}, {"zero_v": True}):  # fewer canonical heads than H: refused as well
+        with pytest.raises(PrecisionInsufficient, match="fewer heads than the bound 3"):
+            learn_multi_head(FloatOracle(MultiHead.random(2, 3, seed=0, **flags)), heads=3, seed=0)
 
 
 def test_float_mode_blames_resolution_not_the_oracle_when_a_head_is_lost():
-    """Poles far outside the sampled copies can hide a head from float answers: the verification
-    queries catch the lost head, and the error names precision (the oracle is a valid sum)."""
+    """Poles far outside the sampled copies can hide a head from float answers: the block that
+    shows fewer heads than the bound is refused, and below the true number of heads the
+    verification queries catch the lost head; either error names precision (the oracle is a
+    valid sum), never the oracle."""
     from exact.errors import PrecisionInsufficient
     from exact.oracles import FloatOracle
 
     truth = MultiHead([([[2]], ["-3/5"]), ([[16]], ["9/5"]), ([[26]], ["6/5"])], d=1)
-    with pytest.raises(PrecisionInsufficient, match="did not resolve every head"):
+    with pytest.raises(PrecisionInsufficient, match="2 heads, fewer heads than the bound 3"):
         learn_multi_head(FloatOracle(truth), heads=3, mode="float", seed=1306)
+    with pytest.raises(PrecisionInsufficient, match="did not resolve every head"):
+        learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=1306)
 
 
 def test_a_score_too_large_for_the_precision_is_not_blamed_on_the_oracle():

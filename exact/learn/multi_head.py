@@ -595,14 +595,18 @@ def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
                 f"resolve every head (a pole far outside the sampled range, or two close ones), or the oracle is "
                 f"not a sum of at most {H} softmax heads; use the certified mode on an exact oracle"
             ) from None
-    return dataclasses.replace(result, assumptions=result.assumptions + (FLOAT_RESOLUTION,))
+    # float answers never refute the bound (a model with more heads, some close, fits the answers of fewer
+    # within their errors), so the class a float result is learned in is always stated
+    stated = tuple(a for a in (_unchecked({"heads": H})[0], FLOAT_RESOLUTION) if a not in result.assumptions)
+    return dataclasses.replace(result, assumptions=result.assumptions + stated)
 
 
-#: What a float result's head count rests on: heads whose poles the float answers cannot tell
-#: apart (close scores, or poles far outside the sampled copies) are indistinguishable from fewer heads.
+#: What a float result's error estimate rests on.  Float answers cannot tell heads merged (close
+#: scores) or missing (small residues, far poles) from absent ones, so a block that fits fewer
+#: heads than the bound is refused: every block of a result showed all H heads.
 FLOAT_RESOLUTION = (
-    "heads whose poles the float answers resolve (heads they cannot tell apart, by close scores or poles far "
-    "outside the sampled copies, come back merged or missing)"
+    "a first-order error estimate from the answers' declared errors (every block resolved as many heads as the "
+    "bound; a block the answers fit with fewer heads, merged or missing, is refused)"
 )
 
 
