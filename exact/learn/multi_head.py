@@ -500,16 +500,25 @@ def _n(count, word: str) -> str:
 
 
 def float_error(learned, truth) -> float:
-    """The largest entry error of a float result against the truth's canonical form: each true
-    head against its nearest learned head (``inf`` when the head counts differ)."""
-    truth = canonical_form(as_kind(truth, "multi-head"))
-    if learned.H != truth.H:
+    """The largest entry error of a float result against the truth's canonical form, over the best
+    one-to-one matching of the heads (``inf`` when the head counts differ).  Up to 8 heads every
+    matching is tried; beyond, a greedy one, which can only overstate the error."""
+    T = [h.to_numpy() for h in canonical_form(as_kind(truth, "multi-head")).heads]
+    L = [h.to_numpy() for h in learned.heads]
+    if len(T) != len(L):
         return float("inf")
-    worst = 0.0
-    for h in truth.heads:
-        W, v = h.to_numpy()
-        worst = max(worst, min(max(float(np.max(np.abs(g.to_numpy()[0] - W), initial=0.0)),
-                                   float(np.max(np.abs(g.to_numpy()[1] - v), initial=0.0))) for g in learned.heads))
+    cost = [[max(float(np.max(np.abs(t[0] - g[0]), initial=0.0)), float(np.max(np.abs(t[1] - g[1]), initial=0.0)))
+             for g in L] for t in T]
+    if len(T) <= 8:
+        import itertools
+
+        return min((max((cost[i][p[i]] for i in range(len(T))), default=0.0)
+                    for p in itertools.permutations(range(len(L)))), default=0.0)
+    free, worst = set(range(len(L))), 0.0
+    for i in range(len(T)):
+        j = min(free, key=lambda j: cost[i][j])
+        free.discard(j)
+        worst = max(worst, cost[i][j])
     return worst
 
 
