@@ -375,23 +375,23 @@ def _kwargs(args, spec, truth) -> tuple[dict, list]:
 
 def _cmd_learn(args) -> int:
     spec = _choose(args)
-    if ":" in args.oracle:
-        truth, oracle = None, _callable_oracle(args)
-    else:
-        truth, oracle = _simulated_oracle(args, spec)
-    kwargs, notes = _kwargs(args, spec, truth)
-    _announce(spec, oracle.d, kwargs, quiet=args.quiet)
-    with terminal_reporter(quiet=args.quiet):
+    with terminal_reporter(quiet=args.quiet, label=f"learn {spec.name}"):  # one line for the whole run
+        if ":" in args.oracle:
+            truth, oracle = None, _callable_oracle(args)
+        else:
+            truth, oracle = _simulated_oracle(args, spec)
+        kwargs, notes = _kwargs(args, spec, truth)
+        _announce(spec, oracle.d, kwargs, quiet=args.quiet)
         result = spec.learn(oracle, **kwargs)
         report = result.report
         if result.certificate is not None and report is None:
             report = result.certificate.check()
-    if args.certificate:
-        if result.certificate is None:
-            raise InvalidArgument("--certificate: approximate results (float mode) carry no certificate; "
-                                  "use an exact mode (with --grid G for a float oracle)")
-        dump_json(certificate_to_json(result.certificate), args.certificate)
-    comparison = result.details.compare(result, truth) if truth is not None else None
+        if args.certificate:
+            if result.certificate is None:
+                raise InvalidArgument("--certificate: approximate results (float mode) carry no certificate; "
+                                      "use an exact mode (with --grid G for a float oracle)")
+            dump_json(certificate_to_json(result.certificate), args.certificate)
+        comparison = result.details.compare(result, truth) if truth is not None else None
     ok = report is None or report.holds
     if comparison is not None:
         ok = ok and (comparison.same or not result.exact) and comparison.within

@@ -76,29 +76,37 @@ class _Bars:
 
 
 @contextlib.contextmanager
-def terminal_reporter(*, quiet: bool = False, delay: float = 1.0) -> Iterator[None]:
-    """Progress bars on stderr for the block (none with ``quiet``, none when stderr is not a terminal)."""
+def terminal_reporter(*, quiet: bool = False, delay: float = 1.0, label: str | None = None,
+                      file=None) -> Iterator[None]:
+    """Progress bars on stderr for the block (none with ``quiet``, none when stderr is not a terminal).
+
+    With ``label``, a line ``label: elapsed`` covers the whole block, whatever its phases report
+    (loading a model, deciding equality, writing a file), and each counted phase adds its bar.
+    """
     if quiet:
         with reporting(None):
             yield
         return
-    bars = _Bars(delay=delay)
-    try:
-        with reporting(bars):
-            yield
-    finally:
-        bars.close()
+    bars = _Bars(delay=delay, file=file)
+    with contextlib.ExitStack() as stack:
+        if label is not None:
+            stack.enter_context(elapsed(label, delay=delay, file=file))
+        try:
+            with reporting(bars):
+                yield
+        finally:
+            bars.close()
 
 
 @contextlib.contextmanager
-def elapsed(label: str, *, quiet: bool = False, delay: float = 1.0) -> Iterator[None]:
+def elapsed(label: str, *, quiet: bool = False, delay: float = 1.0, file=None) -> Iterator[None]:
     """An elapsed-time indicator on stderr for work that reports no counts (e.g. a symbolic proof)."""
     if quiet:
         yield
         return
     from tqdm import tqdm
 
-    bar = tqdm(total=None, desc=label, delay=delay, file=sys.stderr, leave=False, disable=None,
+    bar = tqdm(total=None, desc=label, delay=delay, file=file or sys.stderr, leave=False, disable=None,
                bar_format="{desc}: {elapsed}")
     stop = threading.Event()
 

@@ -4,6 +4,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
@@ -40,3 +42,47 @@ def test_readme_counterexample_transcript_is_current(capsys):
         block.pop()
     assert main(["counterexample", "--d", "2", "--heads", "2", "--seed", "1", "--kind", "split"]) == 0
     assert capsys.readouterr().out.rstrip("\n").splitlines() == block
+
+
+def _block_after(text: str, command: str) -> list[str]:
+    start = text.index("    " + command) + len("    " + command) + 1
+    block = []
+    for line in text[start:].splitlines():
+        if not line.startswith("    ") or line.startswith("    $"):
+            break
+        block.append(line[4:])
+    return block
+
+
+def test_readme_learn_transcript_is_what_a_user_sees(tmp_path, capsys, monkeypatch):
+    """The transcript of ``learn single-head`` is the command's output, but for the seconds line."""
+    from exact.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    text = README.read_text()
+    assert main(["random", "single-head", "--d", "2", "--seed", "1", "--output", "head.json"]) == 0
+    capsys.readouterr()
+    assert main(["learn", "single-head", "--model", "head.json"]) == 0
+    got = capsys.readouterr().out.rstrip("\n").splitlines()
+    want = _block_after(text, "$ exact-attention learn single-head --model head.json")
+    assert [line for line in got if not line.startswith("seconds")] == [
+        line for line in want if not line.startswith("seconds")]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_readme_noisy_and_threshold_commands_run_on_the_readme_models(tmp_path, capsys, monkeypatch, d):
+    """The noisy examples' w-bound really bounds ‖W‖_F of the head.json files the README generates."""
+    import shlex
+
+    from exact.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    assert main(["random", "single-head", "--d", str(d), "--seed", "1", "--output", "head.json"]) == 0
+    lines = [line.strip() for line in README.read_text().splitlines()
+             if line.strip().startswith("exact-attention learn single-head --model head.json --")]
+    assert len(lines) >= 2
+    for line in lines:
+        argv = [a for a in shlex.split(line)[1:] if not a.startswith("[")]
+        argv = argv[: next((i for i, a in enumerate(argv) if a.endswith("]")), len(argv))]
+        capsys.readouterr()
+        assert main(argv + ["--quiet"]) == 0, (line, capsys.readouterr())
