@@ -1,16 +1,27 @@
 """Toy third-party learners for the corpus plugin's tests (Theorem 4.1 only).
 
-They use nothing but the documented oracle interface (``oracle.d``, ``oracle.query``,
+``learn`` uses nothing but the documented oracle interface (``oracle.d``, ``oracle.query``,
 ``answer.decimal``, ``answer.rational``), mpmath and the standard library, as a learner
 written outside this package would: v from d one-token queries, then each W_ij from one
 two-token logit query [e_j + u; e_j], inverted with σ⁻¹ at as many digits as it takes and
-read back as the simplest nearby fraction.  ``learn`` is right; ``learn_off_by_1e30`` adds
-1e-30 to W[0][0].
+read back as the simplest nearby fraction.  ``learn_off_by_1e30`` adds 1e-30 to W[0][0].
+
+The others misbehave on purpose, each in one way: they skip, xfail, fail, exit, interrupt,
+end their process, sleep, ask malformed queries, or look for the model through every object
+reachable from the oracle and pad the count (``learn_reads_the_model``).
 """
 
+import collections
+import gc
+import os
+import sys
+import time
+import types
 from fractions import Fraction
 
 import mpmath
+
+NOT_A_LEARNER = "a string, not callable"
 
 
 def _unit(d, i, scale=1):
@@ -55,3 +66,175 @@ def learn_off_by_1e30(oracle, *, theorem, hints):
     out = learn(oracle, theorem=theorem, hints=hints)
     out["W"][0][0] = str(Fraction(out["W"][0][0]) + Fraction(1, 10**30))
     return out
+
+
+def learn_skips_or_xfails(oracle, *, theorem, hints):
+    """Asks one query, then calls pytest.skip (odd d) or pytest.xfail (even d)."""
+    import pytest
+
+    oracle.query([[1] * oracle.d])
+    if oracle.d % 2:
+        pytest.skip("not today")
+    pytest.xfail("known to be hard")
+
+
+def learn_xfails_directly(oracle, *, theorem, hints):
+    import pytest
+
+    pytest.xfail("known to be hard")
+
+
+def learn_lists_attributes(oracle, *, theorem, hints):
+    raise RuntimeError(f"public attributes {[a for a in dir(oracle) if not a.startswith('_')]}")
+
+
+def learn_resets_its_count(oracle, *, theorem, hints):
+    """Asks 3 queries more than the theorem's count and resets the proxy's own count: the host's counts all."""
+    oracle.query_batch([[[1] * oracle.d]] * 3)
+    oracle._count = 0
+    return learn(oracle, theorem=theorem, hints=hints)
+
+
+def learn_fails(oracle, *, theorem, hints):
+    import pytest
+
+    pytest.fail("gave up")
+
+
+def learn_pytest_exits(oracle, *, theorem, hints):
+    import pytest
+
+    pytest.exit("stop the run")
+
+
+def learn_sys_exits(oracle, *, theorem, hints):
+    sys.exit(3)
+
+
+def learn_interrupts(oracle, *, theorem, hints):
+    _record_pid()
+    raise KeyboardInterrupt("from the learner")
+
+
+def learn_ends_its_process(oracle, *, theorem, hints):
+    """Ends its process on d = 2 (the next instance gets a fresh one), learns the others."""
+    if oracle.d == 2:
+        os._exit(7)
+    return learn(oracle, theorem=theorem, hints=hints)
+
+
+def learn_prints(oracle, *, theorem, hints):
+    print(f"stdout of the learner, d = {oracle.d}")
+    os.write(2, b"fd 2 of the learner\n")
+    out = learn(oracle, theorem=theorem, hints=hints)
+    out["v"][0] = str(Fraction(out["v"][0]) + 1)  # fails, so the output is shown
+    return out
+
+
+def _record_pid():
+    path = os.environ.get("CORPUS_TOYS_PID_FILE")
+    if path:
+        with open(path, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+
+
+def learn_records_its_pid(oracle, *, theorem, hints):
+    _record_pid()
+    return learn(oracle, theorem=theorem, hints=hints)
+
+
+def learn_sleeps(oracle, *, theorem, hints):
+    _record_pid()
+    for _ in range(600):
+        time.sleep(0.1)
+    raise RuntimeError("slept a minute")
+
+
+def learn_with_malformed_queries(oracle, *, theorem, hints):
+    """Asks malformed queries first (each refused, none answered); then learns."""
+    d = oracle.d
+    refused = 0
+    for bad in ([[1] * (d + 1)], [], [["nan"] * d], "abc", [[1] * d, [2] * (d + 2)]):
+        try:
+            oracle.query(bad)
+        except (ValueError, TypeError) as e:  # exact's ShapeError and InvalidNumber are ValueErrors
+            refused += 1
+            assert type(e).__name__ in ("ShapeError", "InvalidNumber"), type(e)
+    try:
+        oracle.query_batch([[[1] * d], [[1] * (d + 1)]])  # one good, one bad: nothing answered
+    except ValueError:
+        refused += 1
+    for raw in ([[[[d, 1, 1]]]], [[[["0", 1, 1]]]], [[[[0, 1, 0]]]], [[[[0, True, 1]]]], [[[[1, 1, 1], [0, 1, 1]]]],
+                [[[[0, 0, 1]]]], [[]], "X"):
+        try:  # past the proxy's own check, straight onto the pipe: the host refuses them too
+            oracle._ask(raw)
+        except ValueError:
+            refused += 1
+    assert refused == 14 and oracle.count == 0, (refused, oracle.count)
+    return learn(oracle, theorem=theorem, hints=hints)
+
+
+def reachable(root, limit=5_000_000):
+    """Every object reachable from ``root``: referents (gc), closures' cells, bound methods'
+    ``__self__`` and ``__func__``, instances' ``__dict__`` and slots.  Returns (objects, sys.modules reached)."""
+    seen = {id(root): root}
+    todo = collections.deque([root])  # breadth first: the nearest objects are found first
+    while todo and len(seen) < limit:
+        o = todo.popleft()
+        nxt = list(gc.get_referents(o))
+        if isinstance(o, types.FunctionType):
+            nxt += [c.cell_contents for c in o.__closure__ or () if _has_contents(c)]
+        if isinstance(o, (types.MethodType, types.BuiltinMethodType)):
+            nxt.append(o.__self__)
+        if isinstance(o, types.MethodType):
+            nxt.append(o.__func__)
+        if not isinstance(o, type):
+            try:
+                nxt.append(object.__getattribute__(o, "__dict__"))
+            except Exception:
+                pass
+            for klass in type(o).__mro__:
+                slots = klass.__dict__.get("__slots__", ())
+                for name in (slots,) if isinstance(slots, str) else slots:
+                    try:
+                        nxt.append(object.__getattribute__(o, name))
+                    except Exception:
+                        pass
+        for x in nxt:
+            if id(x) not in seen:
+                seen[id(x)] = x
+                todo.append(x)
+    return list(seen.values()), any(x is sys.modules for x in seen.values())
+
+
+def _has_contents(cell):
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _head_like(o, d):
+    try:
+        W, v = object.__getattribute__(o, "W"), object.__getattribute__(o, "v")
+        return len(v) == d and len(W) == d and all(len(r) == d for r in W) and \
+            all(isinstance(x, Fraction) for r in W for x in r)
+    except Exception:
+        return False
+
+
+def learn_reads_the_model(oracle, *, theorem, hints):
+    """Dishonest: finds a single head among the objects reachable from the oracle, returns its
+    parameters and pads the queries to exactly d² + d."""
+    if theorem != "4.1":
+        raise NotImplementedError("this cheat reads single heads only")
+    objects, modules = reachable(oracle)
+    d = oracle.d
+    model = next((o for o in objects if _head_like(o, d)), None)
+    if model is None:
+        raise LookupError(f"no model among the {len(objects)} objects reachable from the oracle "
+                          f"(sys.modules {'among them' if modules else 'not reached'})")
+    while oracle.count < d * d + d:
+        oracle.query([[0] * d])
+    return {"W": [list(r) for r in model.W], "v": list(model.v)}
