@@ -131,11 +131,18 @@ def learn_prints(oracle, *, theorem, hints):
     return out
 
 
-def _record_pid():
+def _record_pid(pid=None):
     path = os.environ.get("CORPUS_TOYS_PID_FILE")
     if path:
         with open(path, "a") as fh:
-            fh.write(f"{os.getpid()}\n")
+            fh.write(f"{os.getpid() if pid is None else pid}\n")
+
+
+def _start_a_sleeper():
+    """A process of the learner's own that would sleep a minute."""
+    import subprocess
+
+    return subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]).pid
 
 
 def learn_records_its_pid(oracle, *, theorem, hints):
@@ -143,7 +150,15 @@ def learn_records_its_pid(oracle, *, theorem, hints):
     return learn(oracle, theorem=theorem, hints=hints)
 
 
+def learn_leaves_a_process(oracle, *, theorem, hints):
+    _record_pid(_start_a_sleeper())
+    return learn(oracle, theorem=theorem, hints=hints)
+
+
 def learn_sleeps(oracle, *, theorem, hints):
+    """Records its pid and a sleeping process's of its own, then sleeps."""
+    sleeper = _start_a_sleeper()
+    _record_pid(sleeper)
     _record_pid()
     for _ in range(600):
         time.sleep(0.1)
@@ -224,6 +239,16 @@ def _head_like(o, d):
         return False
 
 
+_MODEL_TYPES = {"SingleHead", "MultiHead", "ReLUFFN", "Transformer", "ExactOracle", "CorpusInstance", "Corpus"}
+
+
+def _model_object(o, d):
+    """Whether ``o`` is, or holds, a model: a single head of dimension d (any type with W and v), or one of
+    the package's model, oracle or corpus types."""
+    kind = type(o)
+    return _head_like(o, d) or (kind.__name__ in _MODEL_TYPES and kind.__module__.startswith("exact."))
+
+
 def learn_reads_the_model(oracle, *, theorem, hints):
     """Dishonest: finds a single head among the objects reachable from the oracle, returns its
     parameters and pads the queries to exactly d² + d."""
@@ -231,10 +256,12 @@ def learn_reads_the_model(oracle, *, theorem, hints):
         raise NotImplementedError("this cheat reads single heads only")
     objects, modules = reachable(oracle)
     d = oracle.d
-    model = next((o for o in objects if _head_like(o, d)), None)
+    found = [o for o in objects if _model_object(o, d)]
+    model = next((o for o in found if _head_like(o, d)), None)
     if model is None:
         raise LookupError(f"no model among the {len(objects)} objects reachable from the oracle "
-                          f"(sys.modules {'among them' if modules else 'not reached'})")
+                          f"(sys.modules {'among them' if modules else 'not reached'}; {len(found)} model, oracle "
+                          "or corpus objects)")
     while oracle.count < d * d + d:
         oracle.query([[0] * d])
     return {"W": [list(r) for r in model.W], "v": list(model.v)}

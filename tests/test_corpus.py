@@ -19,8 +19,8 @@ import pytest
 import corpus_toys
 from exact import cli
 from exact.corpus import generate
-from exact.corpus.host import LearnerHost
-from exact.corpus.judge import Verdict, check_oracle, formula, judge, learner_spec, run_instance
+from exact.corpus.host import LearnerHost, learner_spec, run_instance
+from exact.corpus.judge import Verdict, check_oracle, formula, judge
 from exact.corpus.load import instance_id, load_corpus
 from exact.corpus.proxy import encode_result
 from exact.corpus.reference import learn as reference_learn
@@ -393,7 +393,7 @@ def test_pytest_fail_exit_sys_exit_and_a_dying_process_end_an_instance_unjudged(
         verdicts = [host.run(inst) for inst in instances]
         assert host.pid != first  # d = 2 ended the process; d = 3 ran on a fresh one
     assert [v.outcome for v in verdicts] == ["returned", "no result", "returned"]
-    assert verdicts[1].message == "no result: the learner's process ended (exit code 7)"
+    assert verdicts[1].message == "the learner's process ended (exit code 7)"
     assert verdicts[0].passed and verdicts[2].passed
     _assert_ended([first])
 
@@ -445,14 +445,15 @@ def test_the_model_reading_learner_passes_a_leaky_proxy_and_fails_the_plugin(cor
     leaky.d, leaky.query, leaky.query_batch = inst.d, oracle.query, oracle.query_batch
     type(leaky).count = property(lambda self: oracle.count)
     objects, _ = corpus_toys.reachable(leaky)
-    assert any(o is inst.model for o in objects)
+    assert any(o is inst.model for o in objects) and any(o is oracle for o in objects)
     returned = corpus_toys.learn_reads_the_model(leaky, theorem="4.1", hints={})
     assert judge(inst, returned)[0] and oracle.count == inst.d ** 2 + inst.d  # the cheat works on a leaky proxy
 
     run = _pytest(corpus_dir, "corpus_toys:learn_reads_the_model", "--exact-attention-theorem", "4.1", cwd=tmp_path)
     assert run.returncode == 1 and run.stdout.rstrip().splitlines()[-1].startswith("11 failed in"), run.stdout[-3000:]
     found = re.findall(r"corpus instance 4\.1 / (.*): not judged: the learner raised LookupError: no model among the "
-                       r"(\d+) objects reachable from the oracle \(sys\.modules among them\) \(0 queries answered\)",
+                       r"(\d+) objects reachable from the oracle \(sys\.modules among them; 0 model, oracle or corpus "
+                       r"objects\) \(0 queries answered\)",
                        run.stdout)
     assert len(found) == 11 and all(int(n) > 10_000 for _, n in found), run.stdout[-3000:]
 
@@ -464,6 +465,18 @@ def test_malformed_queries_are_refused_and_not_counted(corpus_dir):
             v = host.run(inst)
             # 14 malformed queries, 7 of them past the proxy's own check: none answered, none counted
             assert v.passed and v.queries == inst.d ** 2 + inst.d, v.message
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_processes_the_learner_started_end_with_its_process(corpus_dir, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("CORPUS_TOYS_PID_FILE", str(pids))
+    inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][0]
+    with LearnerHost("corpus_toys:learn_leaves_a_process") as host:
+        assert host.run(inst).passed
+        sleeper = int(pids.read_text())
+        assert _alive(sleeper)
+    _assert_ended([sleeper])
 
 
 def test_the_learners_output_is_relayed(corpus_dir):
@@ -484,7 +497,7 @@ def test_instance_ids_are_keyword_expressions(corpus_dir, tmp_path):
                   cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     assert run.stdout.rstrip().splitlines()[-1].startswith(f"{len(chosen)} passed, {len(ids) - len(chosen)} deselected")
-    assert _row(run.stdout, "4.1")[:4] == ["4.1", "4", "4/4", "4/4"]
+    assert _row(run.stdout, "4.1") == ["4.1", "4", "4/4", "4/4", "42", "/", "42", "exact;", "7", "deselected"]
 
 
 def test_loader_refuses_names_whose_ids_collide(tmp_path, corpus_dir):
@@ -551,8 +564,11 @@ def test_no_learner_process_outlives_an_interrupted_or_killed_run(corpus_dir, tm
         deadline = time.monotonic() + 120
         while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
+        deadline = time.monotonic() + 120  # the sleeper's pid, then the learner process's
+        while len(pids.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
         learner = [int(x) for x in pids.read_text().split()]
-        assert len(learner) == 1 and learner[0] != run.pid
+        assert len(learner) == 2 and run.pid not in learner
         if how == "interrupt":
             os.killpg(run.pid, signal.SIGINT)  # as a Ctrl-C in a terminal would
         else:

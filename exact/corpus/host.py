@@ -11,9 +11,10 @@ Everything the learner's process sends is JSON, read with a size limit and parse
 a message outside the protocol, or a learner process that ends during an instance, ends that
 instance unjudged, and the next instance gets a fresh learner process.  :meth:`LearnerHost.close`
 (also on leaving the ``with`` block, on ``KeyboardInterrupt`` and when the test run ends) stops
-the learner process, terminating and then killing it if it does not stop; the learner
-process runs in a session of its own (a Ctrl-C reaches this process, which stops it) and
-ends itself as soon as this process is gone.
+the learner process, terminating and then killing it if it does not stop, and kills what is
+left in its process group (processes the learner started); the learner process runs in a
+session of its own (a Ctrl-C reaches this process, which stops it) and ends itself and its
+process group as soon as this process is gone.
 
 Examples
 --------
@@ -33,6 +34,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,14 +42,14 @@ import time
 from fractions import Fraction
 from typing import Any
 
-from ..errors import ExactAttentionError, InvalidNumber, ShapeError
+from ..errors import ExactAttentionError, InvalidArgument, InvalidNumber, ShapeError
 from ..numbers import to_fraction
 from ..sequences import Sequence
 from .judge import Unreadable, Verdict, formula, judge
 from .load import CorpusInstance
 from .proxy import Channel, LearnerError, check_spec
 
-__all__ = ["LearnerHost", "LearnerError", "decode_result", "MESSAGE_LIMIT"]
+__all__ = ["LearnerHost", "LearnerError", "run_instance", "learner_spec", "decode_result", "MESSAGE_LIMIT"]
 
 MESSAGE_LIMIT = 64 * 2**20  # bytes in one message from the learner's process
 _DEPTH = 40
@@ -184,6 +186,11 @@ class LearnerHost:
                     break
                 except subprocess.TimeoutExpired:
                     continue
+            if os.name == "posix":  # what the learner started in its process group goes with it
+                try:
+                    os.killpg(process.pid, signal.SIGKILL)
+                except (ProcessLookupError, PermissionError):
+                    pass
         stderr, self._stderr = getattr(self, "_stderr", None), None
         if stderr is not None:
             stderr.close()
@@ -224,10 +231,10 @@ class LearnerHost:
                     break
                 self._answer(oracle, msg["query"], instance.d)
         except LearnerError as e:
-            return verdict(False, f"no result: {e}", "no result")
+            return verdict(False, str(e), "no result")
         except _Broken as e:
             self.close()
-            return verdict(False, f"no result: {e}", "no result")
+            return verdict(False, str(e), "no result")
         except BaseException:
             self.close(grace=0.2)
             raise
@@ -241,11 +248,11 @@ class LearnerHost:
             if not (isinstance(raised, dict) and raised.get("outcome") in ("raised", "not implemented", "skipped")
                     and isinstance(raised.get("message"), str)):
                 self.close()
-                return verdict(False, "no result: the learner's process sent an unreadable message", "no result")
+                return verdict(False, "the learner's process sent an unreadable message", "no result")
             return verdict(False, raised["message"][:400], raised["outcome"], output)
         if "result" not in msg:
             self.close()
-            return verdict(False, "no result: the learner's process sent an unreadable message", "no result")
+            return verdict(False, "the learner's process sent an unreadable message", "no result")
         exact, message = judge(instance, decode_result(msg["result"]))
         return verdict(exact, message, "returned", output)
 
@@ -287,3 +294,32 @@ class LearnerHost:
         if not isinstance(msg, dict):
             raise _Broken("the learner's process sent an unreadable message")
         return msg
+
+
+def run_instance(learner, instance: CorpusInstance) -> Verdict:
+    """Run ``learner`` on ``instance`` in a learner process of its own and judge the result.
+
+    ``learner`` is ``"MODULE:FUNCTION"`` or a module-level function (named by its module and
+    qualified name, which must lead back to it).  To run many instances on one learner
+    process, use :class:`~exact.corpus.host.LearnerHost`.
+    """
+    with LearnerHost(learner_spec(learner)) as host:
+        return host.run(instance)
+
+
+def learner_spec(learner) -> str:
+    """``MODULE:FUNCTION`` naming ``learner`` (a spec string, or a function importable by its name)."""
+    if isinstance(learner, str):
+        return learner
+    import importlib
+
+    module, name = getattr(learner, "__module__", None), getattr(learner, "__qualname__", None)
+    if not callable(learner) or not isinstance(module, str) or not isinstance(name, str) or "<" in name \
+            or module == "__main__":
+        raise InvalidArgument(f"learner: expected 'MODULE:FUNCTION' or a module-level function, got {learner!r}")
+    obj: Any = importlib.import_module(module)
+    for part in name.split("."):
+        obj = getattr(obj, part, None)
+    if obj is not learner:
+        raise InvalidArgument(f"learner: {module}:{name} does not lead back to {learner!r}")
+    return f"{module}:{name}"

@@ -39,13 +39,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from ..errors import InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
 from .load import CorpusInstance
 
-__all__ = ["Verdict", "Unreadable", "OUTCOMES", "formula", "judge", "run_instance", "learner_spec", "check_oracle"]
+__all__ = ["Verdict", "Unreadable", "OUTCOMES", "formula", "judge", "check_oracle"]
 
 OUTCOMES = ("returned", "not implemented", "skipped", "raised", "no result")
 
@@ -241,34 +240,3 @@ def check_oracle(instance: CorpusInstance, digits: int = 45) -> str | None:
             if abs(a - b) > mpmath.mpf(10) ** -digits * scale:
                 return f"{instance.name}: query {k}: this package answers {got[:30]}…, the corpus {q.decimal[:30]}…"
     return None
-
-
-def run_instance(learner, instance: CorpusInstance) -> Verdict:
-    """Run ``learner`` on ``instance`` in a learner process of its own and judge the result.
-
-    ``learner`` is ``"MODULE:FUNCTION"`` or a module-level function (named by its module and
-    qualified name, which must lead back to it).  To run many instances on one learner
-    process, use :class:`~exact.corpus.host.LearnerHost`.
-    """
-    from .host import LearnerHost
-
-    with LearnerHost(learner_spec(learner)) as host:
-        return host.run(instance)
-
-
-def learner_spec(learner) -> str:
-    """``MODULE:FUNCTION`` naming ``learner`` (a spec string, or a function importable by its name)."""
-    if isinstance(learner, str):
-        return learner
-    import importlib
-
-    module, name = getattr(learner, "__module__", None), getattr(learner, "__qualname__", None)
-    if not callable(learner) or not isinstance(module, str) or not isinstance(name, str) or "<" in name \
-            or module == "__main__":
-        raise InvalidArgument(f"learner: expected 'MODULE:FUNCTION' or a module-level function, got {learner!r}")
-    obj: Any = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part, None)
-    if obj is not learner:
-        raise InvalidArgument(f"learner: {module}:{name} does not lead back to {learner!r}")
-    return f"{module}:{name}"

@@ -33,6 +33,7 @@ import importlib
 import json
 import os
 import pickle
+import signal
 import struct
 import sys
 import tempfile
@@ -284,6 +285,8 @@ def _watch_parent() -> None:
     def watch():
         while os.getppid() == parent:
             time.sleep(0.2)
+        if os.getpgrp() == os.getpid():  # a group of its own (the host's doing): end what the learner started too
+            os.killpg(os.getpid(), signal.SIGKILL)
         os._exit(1)
 
     threading.Thread(target=watch, name="exact-attention-parent-watch", daemon=True).start()

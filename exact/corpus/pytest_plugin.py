@@ -13,9 +13,9 @@ end fails it, naming the instance and the reason: a wrong entry, the count, or n
 result at all (the learner raised, skipped, exited, or its process ended).  An item that
 pytest itself skips or xfails (a marker) fails too: nothing is passed without a judgement.
 The terminal summary gives, per theorem, the instances selected, how many were exact and
-met the count, the queries asked against the formula (over the judged results), and how
-many came back without a judged result, by reason; a theorem the learner does not implement
-is listed as such.  The learner's signature is described in :mod:`exact.corpus.judge`.
+met the count, the queries asked against the formula (over the judged results), how many
+came back without a judged result, by reason, and how many ``-k`` or ``--deselect`` left
+out; a theorem the learner does not implement is listed as such.  The learner's signature is described in :mod:`exact.corpus.judge`.
 
 The learner runs in a process of its own (:class:`~exact.corpus.host.LearnerHost`), started
 once per test run with the directory pytest was started in first on its ``sys.path`` (as
@@ -81,7 +81,7 @@ def pytest_configure(config) -> None:
     files = {os.path.realpath(os.path.join(corpus.directory, corpus.manifest["theorems"][t]["file"])): t
              for t in corpus.instances}
     config.stash[_STATE] = {"corpus": corpus, "host": host, "files": files, "spec": spec, "results": {},
-                            "selected": []}
+                            "selected": [], "deselected": []}
 
 
 def pytest_collect_file(file_path, parent):
@@ -198,18 +198,23 @@ _NOTES = {"not implemented": "not implemented", "skipped": "skipped by the learn
           "no result": "no result"}
 
 
-def summary_rows(selected, results) -> list[str]:
-    """The summary's lines: per theorem, the selected instances and how they ended."""
+def summary_rows(selected, results, deselected=()) -> list[str]:
+    """The summary's lines: per theorem, the selected instances, how they ended, and how many were deselected."""
     by: dict = {}
+    left_out: dict = {}
     for item in selected:
         by.setdefault(item.instance.theorem, []).append(results.get(item.nodeid))
+    for item in deselected:
+        by.setdefault(item.instance.theorem, [])
+        left_out[item.instance.theorem] = left_out.get(item.instance.theorem, 0) + 1
     lines = [f"{'theorem':<12} {'instances':>9} {'exact':>7} {'count':>7} {'queries / formula':>20}  rule"]
     for theorem, vs in by.items():
         n = len(vs)
-        judged = [v for v in vs if v is not None and v.returned]
+        tail = f"; {left_out[theorem]} deselected" if theorem in left_out else ""
         if vs and all(v is not None and v.outcome == "not implemented" for v in vs):
-            lines.append(f"{theorem:<12} {n:>9}  not implemented by the learner")
+            lines.append(f"{theorem:<12} {n:>9}  not implemented by the learner{tail}")
             continue
+        judged = [v for v in vs if v is not None and v.returned]
         notes: dict = {}
         for v in vs:
             key = "not run" if v is None else None if v.returned else _NOTES[v.outcome]
@@ -218,18 +223,24 @@ def summary_rows(selected, results) -> list[str]:
         exact = sum(v.exact for v in judged)
         count = sum(v.count_ok for v in judged)
         queries = f"{sum(v.queries for v in judged)} / {sum(v.formula for v in judged)}" if judged else "-"
-        rule = next(v.rule for v in vs if v is not None) if any(v is not None for v in vs) else ""
+        rule = next((v.rule for v in vs if v is not None), "")
         line = f"{theorem:<12} {n:>9} {f'{exact}/{n}':>7} {f'{count}/{n}':>7} {queries:>20}  {rule}"
         if notes:
             line += "; not judged: " + ", ".join(f"{k} {key}" for key, k in notes.items())
-        lines.append(line)
+        lines.append((line + tail).rstrip())
     return lines
+
+
+def pytest_deselected(items) -> None:
+    for item in items:
+        if isinstance(item, CorpusItem):
+            item.config.stash[_STATE]["deselected"].append(item)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not state["selected"]:
+    if state is None or not (state["selected"] or state["deselected"]):
         return
     terminalreporter.write_sep("=", f"exact-attention corpus: {state['spec']}")
-    for line in summary_rows(state["selected"], state["results"]):
+    for line in summary_rows(state["selected"], state["results"], state["deselected"]):
         terminalreporter.write_line(line)
