@@ -72,6 +72,7 @@ def learn_skips_or_xfails(oracle, *, theorem, hints):
     """Asks one query, then calls pytest.skip (odd d) or pytest.xfail (even d)."""
     import pytest
 
+    _record_pid()
     oracle.query([[1] * oracle.d])
     if oracle.d % 2:
         pytest.skip("not today")
@@ -105,6 +106,23 @@ def learn_pytest_exits(oracle, *, theorem, hints):
     import pytest
 
     pytest.exit("stop the run")
+
+
+class Abort(BaseException):
+    """Not an Exception: what a learner might raise to get out of everything."""
+
+
+def learn_raises_a_base_exception(oracle, *, theorem, hints):
+    raise Abort("out")
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no")
+
+
+def learn_raises_the_unprintable(oracle, *, theorem, hints):
+    raise Unprintable()
 
 
 def learn_sys_exits(oracle, *, theorem, hints):

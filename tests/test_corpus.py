@@ -361,8 +361,10 @@ def _assert_ended(pids, within: float = 20.0) -> None:
 
 
 def test_a_learner_that_skips_or_xfails_fails_every_instance_and_is_counted(corpus_dir, tmp_path):
+    pids = tmp_path / "pids"
     run = _pytest(corpus_dir, "corpus_toys:learn_skips_or_xfails", "--exact-attention-theorem", "4.1",
-                  "--exact-attention-theorem", "5.1", cwd=tmp_path)
+                  "--exact-attention-theorem", "5.1", cwd=tmp_path, env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)})
+    _assert_ended({int(x) for x in pids.read_text().split()})
     assert run.returncode == 1, run.stdout[-3000:]
     assert run.stdout.rstrip().splitlines()[-1].startswith("17 failed in"), run.stdout[-500:]
     assert "skipped" not in run.stdout.rstrip().splitlines()[-1] and "passed" not in run.stdout.splitlines()[-1]
@@ -381,6 +383,10 @@ def test_pytest_fail_exit_sys_exit_and_a_dying_process_end_an_instance_unjudged(
     for learner, message in ((corpus_toys.learn_fails, "the learner called pytest.fail: gave up"),
                              (corpus_toys.learn_pytest_exits, "the learner called pytest.exit: stop the run"),
                              (corpus_toys.learn_sys_exits, "the learner called sys.exit(3)"),
+                             (corpus_toys.learn_raises_a_base_exception, "the learner raised Abort (a BaseException): "
+                                                                         "out"),
+                             (corpus_toys.learn_raises_the_unprintable, "the learner raised Unprintable: <a "
+                                                                        "Unprintable that cannot be printed>"),
                              (corpus_toys.learn_xfails_directly, "the learner xfailed the instance (pytest.xfail: "
                                                                  "known to be hard)")):
         with LearnerHost(learner_spec(learner)) as host:
@@ -585,3 +591,13 @@ def test_no_learner_process_outlives_an_interrupted_or_killed_run(corpus_dir, tm
     else:
         assert run.returncode == -signal.SIGKILL
     _assert_ended(learner)
+
+
+def test_the_proxy_benchmark_prints_runs_and_ratios():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "corpus_proxy.py"), "--queries", "30", "--repeat",
+                          "1", "--no-reference"], capture_output=True, text=True, check=True, timeout=300, env=ENV).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [r["row"] for r in rows] == ["env", "run", "run", "run", "ratio", "run", "run", "ratio", "done"]
+    runs = [r for r in rows if r["row"] == "run" and r["workload"] != "start"]
+    assert [(r["workload"], r["mode"], r["queries"]) for r in runs] == [
+        ("single", "in-process", 30), ("single", "process", 30), ("batch", "in-process", 30), ("batch", "process", 30)]

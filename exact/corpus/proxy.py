@@ -218,7 +218,7 @@ def encode_result(x, depth: int = 0):
 def _describe(e: BaseException, theorem: str) -> dict:
     """How a learner's exception ends its instance: ``{"outcome", "message"}``."""
     outcomes = sys.modules.get("_pytest.outcomes")
-    text = str(e)[:300]
+    text = _text(e)
     if outcomes is not None:
         if isinstance(e, outcomes.Skipped):
             return {"outcome": "skipped", "message": f"the learner skipped the instance (pytest.skip: {text})"}
@@ -229,11 +229,19 @@ def _describe(e: BaseException, theorem: str) -> dict:
         if isinstance(e, outcomes.Exit):
             return {"outcome": "raised", "message": f"the learner called pytest.exit: {text}"}
     if isinstance(e, SystemExit):
-        return {"outcome": "raised", "message": f"the learner called sys.exit({e.code!r})"[:400]}
+        return {"outcome": "raised", "message": f"the learner called sys.exit({_text(e.code, repr)})"}
     if isinstance(e, NotImplementedError):
         return {"outcome": "not implemented", "message": f"the learner raised NotImplementedError: {text}"}
     kind = "" if isinstance(e, Exception) else " (a BaseException)"
     return {"outcome": "raised", "message": f"the learner raised {type(e).__name__}{kind}: {text}"}
+
+
+def _text(x, how=str) -> str:
+    """``str(x)`` (or ``repr``), cut to 300 characters; a learner's object that cannot say it is named by its type."""
+    try:
+        return how(x)[:300]
+    except BaseException:  # noqa: BLE001 - its __str__ is the learner's code
+        return f"<a {type(x).__name__} that cannot be printed>"
 
 
 @contextlib.contextmanager
@@ -267,7 +275,7 @@ def _run(conn, learn, theorem: str, d: int, hints: dict) -> None:
         try:
             msg: dict = {"result": encode_result(learn(oracle, theorem=theorem, hints=hints))}
         except KeyboardInterrupt as e:
-            msg = {"interrupted": f"KeyboardInterrupt: {e}"[:300]}
+            msg = {"interrupted": f"KeyboardInterrupt: {_text(e)}"}
         except BaseException as e:  # noqa: BLE001 - every way out of the learner ends the instance unjudged
             msg = {"raised": _describe(e, theorem)}
         finally:

@@ -239,7 +239,7 @@ def pytest_deselected(items) -> None:
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or not (state["selected"] or state["deselected"]):
+    if state is None or config.option.collectonly or not (state["selected"] or state["deselected"]):
         return
     terminalreporter.write_sep("=", f"exact-attention corpus: {state['spec']}")
     for line in summary_rows(state["selected"], state["results"], state["deselected"]):
