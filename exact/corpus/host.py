@@ -2,19 +2,20 @@
 
 :class:`LearnerHost` starts one learner process per run (:mod:`exact.corpus.proxy`; a fresh
 interpreter with this process's ``sys.path``, so it inherits nothing of this process's
-memory and re-runs none of its modules), imports the learner there and, for each instance, answers its queries from an :class:`~exact.oracles.ExactOracle`
-kept here, counts them here and judges the returned result here.  A query is counted when it
-is answered: a malformed query (wrong shape, not a number) is refused, and a batch holding one
-is refused whole, before anything is answered.
+memory and re-runs none of its modules) and imports the learner there.  For each instance it
+answers the learner's queries from an :class:`~exact.oracles.ExactOracle` kept here, counts
+them here and judges the returned result here.  A query is counted when it is answered: a
+malformed query (wrong shape, not a number) is refused, and a batch holding one is refused
+whole, before anything is answered.
 
 Everything the learner's process sends is JSON, read with a size limit and parsed strictly;
 a message outside the protocol, or a learner process that ends during an instance, ends that
-instance unjudged, and the next instance gets a fresh learner process.  :meth:`LearnerHost.close`
-(also on leaving the ``with`` block, on ``KeyboardInterrupt`` and when the test run ends) stops
-the learner process, terminating and then killing it if it does not stop, and kills what is
-left in its process group (processes the learner started); the learner process runs in a
-session of its own (a Ctrl-C reaches this process, which stops it) and ends itself and its
-process group as soon as this process is gone.
+instance unjudged, and the next instance gets a fresh learner process.
+:meth:`LearnerHost.close` (also on leaving the ``with`` block, on ``KeyboardInterrupt`` and
+when the test run ends) stops the learner process, terminating and then killing it if it
+does not stop, and kills what is left in its process group (processes the learner started).
+The learner process runs in a session of its own (a Ctrl-C reaches this process, which stops
+it) and ends itself and its process group as soon as this process is gone.
 
 Examples
 --------
