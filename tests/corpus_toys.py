@@ -207,28 +207,36 @@ def learn_with_malformed_queries(oracle, *, theorem, hints):
     return learn(oracle, theorem=theorem, hints=hints)
 
 
-def reachable(root, limit=5_000_000):
-    """Every object reachable from ``root``: referents (gc), closures' cells, bound methods'
-    ``__self__`` and ``__func__``, instances' ``__dict__`` and slots.  Returns (objects, sys.modules reached)."""
+def reachable(root, *, until=None, limit=5_000_000):
+    """The objects reachable from ``root``, breadth first: referents (gc), closures' cells, bound
+    methods' ``__self__`` and ``__func__``, instances' ``__dict__`` and slots; the walk stops at the
+    first object for which ``until`` holds.  Returns (objects seen, sys.modules among them, the object found).
+
+    Objects are inspected through ``type()`` and ``object.__getattribute__`` only, so that no
+    object's own code (a property, a ``__class__``, a module's ``__getattr__``) runs.
+    """
     seen = {id(root): root}
     todo = collections.deque([root])  # breadth first: the nearest objects are found first
     while todo and len(seen) < limit:
         o = todo.popleft()
+        if until is not None and until(o):
+            return list(seen.values()), any(x is sys.modules for x in seen.values()), o
+        kind = type(o)
         nxt = list(gc.get_referents(o))
-        if isinstance(o, types.FunctionType):
+        if kind is types.FunctionType:
             nxt += [c.cell_contents for c in o.__closure__ or () if _has_contents(c)]
-        if isinstance(o, (types.MethodType, types.BuiltinMethodType)):
+        if kind in (types.MethodType, types.BuiltinMethodType):
             nxt.append(o.__self__)
-        if isinstance(o, types.MethodType):
+        if kind is types.MethodType:
             nxt.append(o.__func__)
-        if not isinstance(o, type):
+        if not issubclass(kind, type):
             try:
                 nxt.append(object.__getattribute__(o, "__dict__"))
             except Exception:
                 pass
-            for klass in type(o).__mro__:
+            for klass in kind.__mro__:
                 slots = klass.__dict__.get("__slots__", ())
-                for name in (slots,) if isinstance(slots, str) else slots:
+                for name in (slots,) if type(slots) is str else slots:
                     try:
                         nxt.append(object.__getattribute__(o, name))
                     except Exception:
@@ -237,7 +245,7 @@ def reachable(root, limit=5_000_000):
             if id(x) not in seen:
                 seen[id(x)] = x
                 todo.append(x)
-    return list(seen.values()), any(x is sys.modules for x in seen.values())
+    return list(seen.values()), any(x is sys.modules for x in seen.values()), None
 
 
 def _has_contents(cell):
@@ -249,12 +257,16 @@ def _has_contents(cell):
 
 
 def _head_like(o, d):
+    """Whether ``o`` holds a single head of dimension d: ``W`` (d rows of d Fractions) and ``v`` in its ``__dict__``."""
     try:
-        W, v = object.__getattribute__(o, "W"), object.__getattribute__(o, "v")
-        return len(v) == d and len(W) == d and all(len(r) == d for r in W) and \
-            all(isinstance(x, Fraction) for r in W for x in r)
+        attrs = object.__getattribute__(o, "__dict__")
     except Exception:
         return False
+    if type(attrs) is not dict:
+        return False
+    W, v = attrs.get("W"), attrs.get("v")
+    return type(W) in (tuple, list) and type(v) in (tuple, list) and len(v) == d and len(W) == d and \
+        all(type(r) in (tuple, list) and len(r) == d and all(type(x) is Fraction for x in r) for r in W)
 
 
 _MODEL_TYPES = {"SingleHead", "MultiHead", "ReLUFFN", "Transformer", "ExactOracle", "CorpusInstance", "Corpus"}
@@ -272,11 +284,10 @@ def learn_reads_the_model(oracle, *, theorem, hints):
     parameters and pads the queries to exactly d² + d."""
     if theorem != "4.1":
         raise NotImplementedError("this cheat reads single heads only")
-    objects, modules = reachable(oracle)
     d = oracle.d
-    found = [o for o in objects if _model_object(o, d)]
-    model = next((o for o in found if _head_like(o, d)), None)
+    objects, modules, model = reachable(oracle, until=lambda o: _head_like(o, d))
     if model is None:
+        found = [o for o in objects if _model_object(o, d)]
         raise LookupError(f"no model among the {len(objects)} objects reachable from the oracle "
                           f"(sys.modules {'among them' if modules else 'not reached'}; {len(found)} model, oracle "
                           "or corpus objects)")

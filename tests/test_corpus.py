@@ -450,8 +450,8 @@ def test_the_model_reading_learner_passes_a_leaky_proxy_and_fails_the_plugin(cor
     leaky = Leaky()
     leaky.d, leaky.query, leaky.query_batch = inst.d, oracle.query, oracle.query_batch
     type(leaky).count = property(lambda self: oracle.count)
-    objects, _ = corpus_toys.reachable(leaky)
-    assert any(o is inst.model for o in objects) and any(o is oracle for o in objects)
+    objects, _, found = corpus_toys.reachable(leaky, until=lambda o: o is inst.model)
+    assert found is inst.model and any(o is oracle for o in objects)
     returned = corpus_toys.learn_reads_the_model(leaky, theorem="4.1", hints={})
     assert judge(inst, returned)[0] and oracle.count == inst.d ** 2 + inst.d  # the cheat works on a leaky proxy
 
