@@ -5,22 +5,31 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
+import shutil
+import signal
 import subprocess
 import sys
+import time
 from fractions import Fraction
 from pathlib import Path
 
 import pytest
 
+import corpus_toys
 from exact import cli
 from exact.corpus import generate
-from exact.corpus.judge import check_oracle, formula, judge, run_instance
-from exact.corpus.load import load_corpus
+from exact.corpus.host import LearnerHost, learner_spec, run_instance
+from exact.corpus.judge import Verdict, check_oracle, formula, judge
+from exact.corpus.load import instance_id, load_corpus
+from exact.corpus.proxy import encode_result
 from exact.corpus.reference import learn as reference_learn
 from exact.errors import InvalidArgument
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
+# Subprocesses import this checkout's package (not whichever one is installed) and the toys.
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
 
 
 @pytest.fixture(scope="module")
@@ -83,16 +92,16 @@ def test_exact_forms_describe_the_answers(corpus_dir):
 
 def test_reference_learners_are_exact_at_the_counts(corpus_dir):
     corpus = load_corpus(corpus_dir)
-    for theorem, instances in corpus.instances.items():
-        for inst in instances:
-            v = run_instance(reference_learn, inst)
-            assert v.exact, (inst.name, v.message)
-            want, rule = formula(theorem, inst.d, inst.hints)
-            assert v.formula == want
-            if rule == "exact":
-                assert v.queries == want, inst.name
-            else:
-                assert v.queries <= want, inst.name
+    with LearnerHost("exact.corpus.reference:learn") as host:
+        runs = [(theorem, inst, host.run(inst)) for theorem, instances in corpus.instances.items() for inst in instances]
+    for theorem, inst, v in runs:
+        assert v.outcome == "returned" and v.exact, (inst.name, v.message)
+        want, rule = formula(theorem, inst.d, inst.hints)
+        assert v.formula == want
+        if rule == "exact":
+            assert v.queries == want, inst.name
+        else:
+            assert v.queries <= want, inst.name
 
 
 def test_judge_names_the_first_difference(corpus_dir):
@@ -182,11 +191,17 @@ def test_cli_export_refuses_a_foreign_directory(tmp_path, capsys):
     assert json.loads((fresh / "manifest.json").read_text())["generator"]["seed"] == 3
 
 
-def _pytest(corpus, learner, *extra, cwd):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+def _pytest(corpus, learner, *extra, cwd, env=None):
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
                            "--exact-attention-corpus", str(corpus), "--learner", learner, *extra],
-                          capture_output=True, text=True, cwd=cwd, env=env, timeout=600)
+                          capture_output=True, text=True, cwd=cwd, env=env or ENV, timeout=600)
+
+
+def _row(stdout, theorem):
+    """The summary's row of ``theorem``, split on whitespace."""
+    rows = [line.split() for line in stdout.splitlines() if line.startswith(theorem + " ")]
+    assert len(rows) == 1, stdout[-3000:]
+    return rows[0]
 
 
 def test_plugin_passes_the_package_learners(corpus_dir, tmp_path):
@@ -204,10 +219,15 @@ def test_plugin_passes_the_package_learners(corpus_dir, tmp_path):
             assert row[0][4:7] == [str(total), "/", str(total)]
 
 
-def test_plugin_passes_a_correct_third_party_learner(corpus_dir, tmp_path):
-    run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "4.1", cwd=tmp_path)
+def test_plugin_passes_a_correct_third_party_learner_in_one_learner_process(corpus_dir, tmp_path):
+    pids = tmp_path / "pids"
+    run = _pytest(corpus_dir, "corpus_toys:learn_records_its_pid", "--exact-attention-theorem", "4.1", cwd=tmp_path,
+                  env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)})
     assert run.returncode == 0, run.stdout[-3000:]
     assert "11 passed" in run.stdout
+    recorded = [int(x) for x in pids.read_text().split()]
+    assert len(recorded) == 11 and len(set(recorded)) == 1 and recorded[0] != os.getpid()
+    _assert_ended(recorded)
 
 
 def test_plugin_fails_a_learner_off_by_1e30_naming_the_instance(corpus_dir, tmp_path):
@@ -218,13 +238,23 @@ def test_plugin_fails_a_learner_off_by_1e30_naming_the_instance(corpus_dir, tmp_
             and "(off by 1e-30)" in run.stdout), run.stdout[-3000:]
 
 
-def test_plugin_reports_a_learner_that_raises(corpus_dir, tmp_path):
-    run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "kkg", cwd=tmp_path)
+def test_plugin_reports_theorems_the_learner_does_not_implement(corpus_dir, tmp_path):
+    run = _pytest(corpus_dir, "corpus_toys:learn", *[a for t in ("4.1", "kkg", "ffn") for a in
+                                                     ("--exact-attention-theorem", t)], cwd=tmp_path)
     assert run.returncode == 1
-    assert "the learner raised NotImplementedError: this toy learns single heads only" in run.stdout
+    assert "13 failed, 11 passed" in run.stdout
+    assert ("corpus instance kkg / distinct W d=1 heads=2: not judged: the learner raised NotImplementedError: "
+            "this toy learns single heads only, not kkg (0 queries answered)") in run.stdout, run.stdout[-3000:]
+    assert _row(run.stdout, "4.1") == ["4.1", "11", "11/11", "11/11", "196", "/", "196", "exact"]
+    # not "count 5/5": no result was judged, so none met the count
+    assert _row(run.stdout, "kkg") == ["kkg", "8", "not", "implemented", "by", "the", "learner"]
+    assert _row(run.stdout, "ffn") == ["ffn", "5", "not", "implemented", "by", "the", "learner"]
 
 
 @pytest.mark.parametrize("argv, words", [
+    (["--exact-attention-corpus", "{corpus}", "--learner", "corpus_toys:NOT_A_LEARNER"], "is not callable"),
+    (["--exact-attention-corpus", "{corpus}", "--learner", "exits_on_import:learn"],
+     "cannot import 'exits_on_import' (SystemExit: 0)"),
     (["--learner", "corpus_toys:learn"], "--learner needs --exact-attention-corpus"),
     (["--exact-attention-corpus", "{corpus}"], "needs --learner"),
     (["--exact-attention-corpus", "{corpus}", "--learner", "os.system"], "expected MODULE:FUNCTION"),
@@ -235,18 +265,18 @@ def test_plugin_reports_a_learner_that_raises(corpus_dir, tmp_path):
      "no theorem 9.9"),
 ])
 def test_plugin_usage_errors(corpus_dir, tmp_path, argv, words):
-    env = {**os.environ, "PYTHONPATH": str(TESTS)}
+    (tmp_path / "exits_on_import.py").write_text("import sys\nsys.exit(0)\n")
     argv = [a.format(corpus=corpus_dir, missing=tmp_path / "missing") for a in argv]
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *argv],
-                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", *argv],
+                         capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=300)
     assert run.returncode == 4, (run.returncode, run.stdout[-800:], run.stderr[-800:])
     assert words in run.stderr, run.stderr[-800:]
 
 
 def test_plugin_is_inert_without_its_options(tmp_path):
     (tmp_path / "test_x.py").write_text("def test_x():\n    assert True\n")
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
-                         capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest"],
+                         capture_output=True, text=True, cwd=tmp_path, env=ENV, timeout=300)
     assert run.returncode == 0 and "1 passed" in run.stdout and "exact-attention corpus" not in run.stdout
 
 
@@ -273,25 +303,16 @@ def test_judge_does_not_trust_a_returned_numbers_equality(corpus_dir):
     assert not judge(kkg, heads)[0]
 
 
-def test_the_learner_sees_only_a_counting_proxy(corpus_dir):
+def test_the_learner_sees_only_a_counting_proxy_and_the_host_keeps_the_count(corpus_dir):
     inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][1]
-    seen = {}
-
-    def nosy(oracle, *, theorem, hints):
-        seen["attrs"] = [a for a in dir(oracle) if not a.startswith("__")]
-        with pytest.raises(AttributeError):
-            oracle._count = 0
-        oracle.query_batch([[[1] * oracle.d]] * 3)
-        return reference_learn(oracle, theorem=theorem, hints=hints)
-
-    v = run_instance(nosy, inst)
-    assert seen["attrs"] == ["d", "query", "query_batch"]
-    assert v.exact and v.queries == inst.d ** 2 + inst.d + 3 and not v.count_ok  # exactly d² + d, or it fails
+    v = run_instance(corpus_toys.learn_lists_attributes, inst)
+    assert v.outcome == "raised" and "public attributes ['count', 'd', 'query', 'query_batch']" in v.message
+    v = run_instance(corpus_toys.learn_resets_its_count, inst)  # 3 queries more, and the proxy's count reset to 0
+    assert v.outcome == "returned" and v.exact and v.queries == inst.d ** 2 + inst.d + 3 and not v.count_ok
+    assert not v.passed
 
 
 def test_hints_must_be_the_models_own(tmp_path, corpus_dir):
-    import shutil
-
     for theorem, key, value, words in (("ffn", "m", 1000, "hint m = 1000"), ("5.1", "rank", 3, "hint rank = 3"),
                                        ("kkg", "heads", 9, "hint heads = 9")):
         shutil.rmtree(tmp_path / "c", ignore_errors=True)
@@ -310,3 +331,273 @@ def test_plugin_requires_the_corpus_among_explicit_paths(corpus_dir, tmp_path):
     run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "4.1", "test_other.py",
                   str(corpus_dir), cwd=tmp_path)
     assert run.returncode == 0 and "12 passed" in run.stdout, run.stdout[-2000:]
+
+
+# -- the plugin judges honestly -------------------------------------------------------------
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie waiting for its reaper does not)."""
+    status = Path(f"/proc/{pid}/status")
+    if status.parent.parent.is_dir() and Path("/proc/self").exists():
+        try:
+            return "\nState:\tZ" not in status.read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _assert_ended(pids, within: float = 20.0) -> None:
+    """Every process in ``pids`` ends within ``within`` seconds (polled; no timing is asserted)."""
+    deadline = time.monotonic() + within
+    while any(_alive(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in pids if _alive(p)], "a learner process outlived its run"
+
+
+def test_a_learner_that_skips_or_xfails_fails_every_instance_and_is_counted(corpus_dir, tmp_path):
+    pids = tmp_path / "pids"
+    run = _pytest(corpus_dir, "corpus_toys:learn_skips_or_xfails", "--exact-attention-theorem", "4.1",
+                  "--exact-attention-theorem", "5.1", cwd=tmp_path, env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)})
+    _assert_ended({int(x) for x in pids.read_text().split()})
+    assert run.returncode == 1, run.stdout[-3000:]
+    assert run.stdout.rstrip().splitlines()[-1].startswith("17 failed in"), run.stdout[-500:]
+    assert "skipped" not in run.stdout.rstrip().splitlines()[-1] and "passed" not in run.stdout.splitlines()[-1]
+    assert ("corpus instance 4.1 / rational d=1: not judged: the learner skipped the instance (pytest.skip: not "
+            "today) (1 queries answered)") in run.stdout, run.stdout[-3000:]
+    assert ("corpus instance 4.1 / rational d=2: not judged: the learner xfailed the instance (pytest.xfail: known "
+            "to be hard) (1 queries answered)") in run.stdout
+    assert run.stdout.count("not judged: the learner") == 17
+    assert _row(run.stdout, "4.1") == ["4.1", "11", "0/11", "0/11", "-", "exact;", "not", "judged:", "11", "skipped",
+                                       "by", "the", "learner"]
+    assert _row(run.stdout, "5.1")[:5] == ["5.1", "6", "0/6", "0/6", "-"]
+
+
+def test_pytest_fail_exit_sys_exit_and_a_dying_process_end_an_instance_unjudged(corpus_dir):
+    instances = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][:3]  # d = 1, 2, 3
+    for learner, message in ((corpus_toys.learn_fails, "the learner called pytest.fail: gave up"),
+                             (corpus_toys.learn_pytest_exits, "the learner called pytest.exit: stop the run"),
+                             (corpus_toys.learn_sys_exits, "the learner called sys.exit(3)"),
+                             (corpus_toys.learn_raises_a_base_exception, "the learner raised Abort (a BaseException): "
+                                                                         "out"),
+                             (corpus_toys.learn_raises_the_unprintable, "the learner raised Unprintable: <a "
+                                                                        "Unprintable that cannot be printed>"),
+                             (corpus_toys.learn_xfails_directly, "the learner xfailed the instance (pytest.xfail: "
+                                                                 "known to be hard)")):
+        with LearnerHost(learner_spec(learner)) as host:
+            for inst in instances:
+                v = host.run(inst)
+                assert (v.outcome, v.message, v.exact, v.count_ok, v.passed) == (
+                    "skipped" if "xfail" in message else "raised", message, False, False, False)
+    with LearnerHost("corpus_toys:learn_ends_its_process") as host:
+        first = host.pid
+        verdicts = [host.run(inst) for inst in instances]
+        assert host.pid != first  # d = 2 ended the process; d = 3 ran on a fresh one
+    assert [v.outcome for v in verdicts] == ["returned", "no result", "returned"]
+    assert verdicts[1].message == "the learner's process ended (exit code 7)"
+    assert verdicts[0].passed and verdicts[2].passed
+    _assert_ended([first])
+
+
+def test_verdicts_without_a_result_cannot_be_exact_or_meet_the_count():
+    v = Verdict("4.1", "x", False, 0, 0, "exact", 0.0, "the learner raised ...", "raised")
+    assert v.queries == v.formula and not v.count_ok and not v.passed  # 0 == 0, yet no count was met
+    with pytest.raises(InvalidArgument, match="only a returned result can be exact"):
+        Verdict("4.1", "x", True, 0, 0, "exact", 0.0, "", "raised")
+    with pytest.raises(InvalidArgument, match="outcome"):
+        Verdict("4.1", "x", False, 0, 0, "exact", 0.0, "", "passed")
+
+
+def test_a_marker_that_skips_or_xfails_an_instance_fails_it(corpus_dir, tmp_path):
+    (tmp_path / "marking_plugin.py").write_text(
+        "import pytest\n\n"
+        "def pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n"
+        "        if item.name.startswith('rational'):\n"
+        "            item.add_marker(pytest.mark.skip(reason='by a plugin'))\n"
+        "        else:\n"
+        "            item.add_marker(pytest.mark.xfail(reason='by a plugin, too'))\n")
+    run = _pytest(corpus_dir, "corpus_toys:learn_off_by_1e30", "--exact-attention-theorem", "4.1",
+                  "-p", "marking_plugin", cwd=tmp_path)
+    assert run.returncode == 1, run.stdout[-3000:]
+    last = run.stdout.rstrip().splitlines()[-1]
+    assert last.startswith("5 failed, 6 errors in"), last  # the skipped ones fail at setup, the xfailed at the call
+    assert run.stdout.count("not judged: pytest skipped the instance before it was judged (by a plugin)") == 6
+    assert run.stdout.count("pytest xfailed the instance (by a plugin, too), which does not pass it: not exact: "
+                            "W[0][0] = ") == 5
+    judged = sum(i.d ** 2 + i.d for i in load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"]
+                 if not i.id.startswith("rational"))  # judged (not exact, at the count), then xfailed
+    assert _row(run.stdout, "4.1") == ["4.1", "11", "0/11", "5/11", str(judged), "/", str(judged), "exact;", "not",
+                                       "judged:", "6", "no", "result"]
+
+
+def test_the_model_reading_learner_passes_a_leaky_proxy_and_fails_the_plugin(corpus_dir, tmp_path):
+    """The walk from the oracle finds the model when a closure leads to it (as the former proxy's did) and
+    then passes at exactly the count; behind the plugin it finds nothing, with sys.modules reached."""
+    from exact.oracles import ExactOracle
+
+    inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][3]
+    oracle = ExactOracle(inst.model)
+
+    class Leaky:
+        __slots__ = ("d", "query", "query_batch", "count")
+
+    leaky = Leaky()
+    leaky.d, leaky.query, leaky.query_batch = inst.d, oracle.query, oracle.query_batch
+    type(leaky).count = property(lambda self: oracle.count)
+    objects, _, found = corpus_toys.reachable(leaky, until=lambda o: o is inst.model)
+    assert found is inst.model and any(o is oracle for o in objects)
+    returned = corpus_toys.learn_reads_the_model(leaky, theorem="4.1", hints={})
+    assert judge(inst, returned)[0] and oracle.count == inst.d ** 2 + inst.d  # the cheat works on a leaky proxy
+
+    run = _pytest(corpus_dir, "corpus_toys:learn_reads_the_model", "--exact-attention-theorem", "4.1", cwd=tmp_path)
+    assert run.returncode == 1 and run.stdout.rstrip().splitlines()[-1].startswith("11 failed in"), run.stdout[-3000:]
+    found = re.findall(r"corpus instance 4\.1 / (.*): not judged: the learner raised LookupError: no model among the "
+                       r"(\d+) objects reachable from the oracle \(sys\.modules among them; 0 model, oracle or corpus "
+                       r"objects\) \(0 queries answered\)",
+                       run.stdout)
+    assert len(found) == 11 and all(int(n) > 10_000 for _, n in found), run.stdout[-3000:]
+
+
+def test_malformed_queries_are_refused_and_not_counted(corpus_dir):
+    instances = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][:4]
+    with LearnerHost("corpus_toys:learn_with_malformed_queries") as host:
+        for inst in instances:
+            v = host.run(inst)
+            # 14 malformed queries, 7 of them past the proxy's own check: none answered, none counted
+            assert v.passed and v.queries == inst.d ** 2 + inst.d, v.message
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_processes_the_learner_started_end_with_its_process(corpus_dir, tmp_path, monkeypatch):
+    pids = tmp_path / "pids"
+    monkeypatch.setenv("CORPUS_TOYS_PID_FILE", str(pids))
+    inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][0]
+    with LearnerHost("corpus_toys:learn_leaves_a_process") as host:
+        assert host.run(inst).passed
+        sleeper = int(pids.read_text())
+        assert _alive(sleeper)
+    _assert_ended([sleeper])
+
+
+def test_the_learners_output_is_relayed(corpus_dir):
+    inst = load_corpus(corpus_dir, theorems=["4.1"]).instances["4.1"][1]
+    v = run_instance("corpus_toys:learn_prints", inst)
+    assert not v.exact and v.output.splitlines() == ["stdout of the learner, d = 2", "fd 2 of the learner"]
+
+
+def test_instance_ids_are_keyword_expressions(corpus_dir, tmp_path):
+    corpus = load_corpus(corpus_dir)
+    for instances in corpus.instances.values():
+        for inst in instances:
+            assert re.fullmatch(r"[A-Za-z0-9_.+-]+", inst.id) and inst.id == instance_id(inst.name)
+    ids = [i.id for i in corpus.instances["4.1"]]
+    chosen = [i for i in ids if "d2" in i or "d3" in i.lower()]
+    assert chosen == ["rational-d2", "rational-d3", "W0-d3", "entries-up-to-1e4-d3"]
+    run = _pytest(corpus_dir, "corpus_toys:learn", "--exact-attention-theorem", "4.1", "-k", "d2 or d3",
+                  cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert run.stdout.rstrip().splitlines()[-1].startswith(f"{len(chosen)} passed, {len(ids) - len(chosen)} deselected")
+    assert _row(run.stdout, "4.1") == ["4.1", "4", "4/4", "4/4", "42", "/", "42", "exact;", "7", "deselected"]
+
+
+def test_loader_refuses_names_whose_ids_collide(tmp_path, corpus_dir):
+    shutil.copytree(corpus_dir, tmp_path / "c")
+    doc = json.loads((tmp_path / "c" / "4.1.json").read_text())
+    doc["instances"][1]["name"] = doc["instances"][0]["name"].replace("d=", "d = ")  # another name, the same id
+    (tmp_path / "c" / "4.1.json").write_text(json.dumps(doc))
+    with pytest.raises(InvalidArgument, match="unique test ids"):
+        load_corpus(tmp_path / "c", theorems=["4.1"])
+
+
+def test_a_bare_pytest_finds_a_learner_in_the_current_folder(corpus_dir, tmp_path):
+    script = Path(sys.executable).with_name("pytest" + (".exe" if os.name == "nt" else ""))
+    if not script.exists():
+        pytest.skip("no pytest script next to the interpreter")
+    (tmp_path / "local_learner.py").write_text("from corpus_toys import learn\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
+    run = subprocess.run([str(script), "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
+                          "--exact-attention-corpus", str(corpus_dir), "--learner", "local_learner:learn",
+                          "--exact-attention-theorem", "4.1"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "11 passed" in run.stdout
+
+
+def test_encoding_a_result_sends_plain_numbers():
+    class Liar(Fraction):
+        def __eq__(self, other):
+            return True
+
+        __hash__ = Fraction.__hash__
+
+    assert encode_result([Liar(1, 3), True, 2.5, "7/3"]) == {"l": [{"q": "1/3"}, {"b": True}, {"q": "5/2"},
+                                                                  {"s": "7/3"}]}
+    nested: list = []
+    nested.append(nested)
+    text = json.dumps(encode_result(nested))
+    assert "nested too deeply" in text
+    with pytest.raises(InvalidArgument, match="module-level function"):
+        learner_spec(lambda oracle, **kw: {})
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
+def test_a_learner_that_raises_keyboardinterrupt_interrupts_the_run(corpus_dir, tmp_path):
+    pids = tmp_path / "pids"
+    run = _pytest(corpus_dir, "corpus_toys:learn_interrupts", "--exact-attention-theorem", "4.1", cwd=tmp_path,
+                  env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)})
+    assert run.returncode == 2, run.stdout[-2000:]  # interrupted: never a pass
+    assert "KeyboardInterrupt: the learner raised KeyboardInterrupt: from the learner" in run.stdout
+    assert _row(run.stdout, "4.1") == ["4.1", "11", "0/11", "0/11", "-", "exact;", "not", "judged:", "1", "no",
+                                       "result,", "10", "not", "run"]
+    _assert_ended([int(x) for x in pids.read_text().split()])
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
+@pytest.mark.parametrize("how", ["interrupt", "kill"])
+def test_no_learner_process_outlives_an_interrupted_or_killed_run(corpus_dir, tmp_path, how):
+    pids = tmp_path / "pids"
+    run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--exact-attention-corpus",
+                            str(corpus_dir), "--learner", "corpus_toys:learn_sleeps", "--exact-attention-theorem",
+                            "4.1"], cwd=tmp_path, env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)},
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        deadline = time.monotonic() + 120  # the sleeper's pid, then the learner process's
+        while len(pids.read_text().split()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        learner = [int(x) for x in pids.read_text().split()]
+        assert len(learner) == 2 and run.pid not in learner
+        if how == "interrupt":
+            os.killpg(run.pid, signal.SIGINT)  # as a Ctrl-C in a terminal would
+        else:
+            os.kill(run.pid, signal.SIGKILL)  # the test process dies without cleaning up
+        out = run.communicate(timeout=120)[0]
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    if how == "interrupt":
+        assert run.returncode == 2 and "KeyboardInterrupt" in out, out[-2000:]
+        assert _row(out, "4.1") == ["4.1", "11", "0/11", "0/11", "-", "exact;", "not", "judged:", "1", "no",
+                                    "result,", "10", "not", "run"]
+    else:
+        assert run.returncode == -signal.SIGKILL
+    _assert_ended(learner)
+
+
+def test_the_proxy_benchmark_prints_runs_and_ratios():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "corpus_proxy.py"), "--queries", "30", "--repeat",
+                          "1", "--no-reference"], capture_output=True, text=True, check=True, timeout=300, env=ENV).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    assert [r["row"] for r in rows] == ["env", "run", "run", "run", "ratio", "run", "run", "ratio", "done"]
+    runs = [r for r in rows if r["row"] == "run" and r["workload"] != "start"]
+    assert [(r["workload"], r["mode"], r["queries"]) for r in runs] == [
+        ("single", "in-process", 30), ("single", "process", 30), ("batch", "in-process", 30), ("batch", "process", 30)]

@@ -1,2 +1,3 @@
 """The regression corpus: independent reference vectors (:mod:`exact.corpus.generate`), their loader,
-the package's own learners behind the corpus signature, and the pytest plugin that runs any learner on them."""
+the judge, the package's own learners behind the corpus signature, and the pytest plugin that runs any
+learner on them in a process of its own (:mod:`exact.corpus.host`, :mod:`exact.corpus.proxy`)."""

@@ -1,6 +1,6 @@
-"""Run a learner on a corpus instance and judge it: exactly right, and within the query count.
+"""Judge a learner's result on a corpus instance: exactly right, and within the query count.
 
-The learner's signature (any callable; documented in ``docs/corpus.md``)::
+The learner's signature (any callable named ``MODULE:FUNCTION``; documented in ``docs/verify.md``)::
 
     learn(oracle, *, theorem: str, hints: dict) -> dict
 
@@ -9,7 +9,10 @@ sequence X (a list of tokens, each a list of d numbers: ints, ``Fraction`` or ``
 strings) and returns an answer with ``answer.decimal(digits)`` (a correct decimal string),
 ``answer.rational()`` (a ``Fraction`` when the answer is rational, else ``None``),
 ``answer.sympy()`` (the exact value), ``answer.ball(prec)`` (a rigorous ``arb`` ball) and
-``float(answer)``.  ``oracle.query_batch(Xs)`` asks several at once.  Every query counts.
+``float(answer)``.  ``oracle.query_batch(Xs)`` asks several at once; ``oracle.count`` is the
+number answered so far.  Every answered query counts; a malformed one (wrong shape, not a
+number) raises :class:`~exact.errors.ShapeError` or :class:`~exact.errors.InvalidNumber`, is not
+answered and is not counted.
 
 ``theorem`` is one of ``"4.1"``, ``"5.1"``, ``"kkg"``, ``"ffn"``, ``"transformer"``; ``hints``
 holds what the theorem grants the learner (``rank``, ``heads`` or ``m``).  The returned dict
@@ -24,29 +27,39 @@ value):
 The count rule is the theorem's: exactly d² + d (4.1), 2rd − r² + d (5.1), 4Hd² − 2H + 1
 (kkg); at most (m+1)(d−2) + 10m + 32 (ffn), plus 2(d² + d) (transformer).
 
-The learner gets a proxy with ``d``, ``query`` and ``query_batch`` only, which counts every
-query itself and holds no attribute leading to the model.  This keeps honest learners
-honest; it is no sandbox: code running in the same process can always reach the judge, so
-the corpus checks learners that are trying to be right, not adversaries.
+The learner runs in a process of its own (:mod:`exact.corpus.host`, :mod:`exact.corpus.proxy`):
+the model, the count and this judge stay in the test process, which answers each query over
+a pipe, so nothing the learner can reach in its own process refers to the model.  A learner
+that returns nothing judgeable (it raises, skips, exits or its process ends) gets a
+:class:`Verdict` saying so, never a pass.  What this does not defend against (the corpus
+files themselves, timing, the answers' exact forms) is listed in ``docs/verify.md``.
 """
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from ..errors import InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
 from .load import CorpusInstance
 
-__all__ = ["Verdict", "formula", "judge", "run_instance", "check_oracle"]
+__all__ = ["Verdict", "Unreadable", "OUTCOMES", "formula", "judge", "check_oracle"]
+
+OUTCOMES = ("returned", "not implemented", "skipped", "raised", "no result")
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """How a learner did on one instance."""
+    """How a learner did on one instance.
+
+    ``outcome`` is ``"returned"`` when the learner returned a result and it was judged;
+    otherwise the instance has no judged result: ``"not implemented"`` (the learner raised
+    ``NotImplementedError``), ``"skipped"`` (it called ``pytest.skip`` or ``pytest.xfail``),
+    ``"raised"`` (any other exception, ``pytest.fail``, ``pytest.exit``, ``sys.exit``) or
+    ``"no result"`` (its process ended, left the protocol, or the instance never ran).  Only
+    a returned result can be exact or meet the count.  ``queries`` counts the queries answered.
+    """
 
     theorem: str
     instance: str
@@ -56,14 +69,37 @@ class Verdict:
     rule: str
     seconds: float
     message: str = ""
+    outcome: str = "returned"
+    output: str = field(default="", repr=False)
+
+    def __post_init__(self):
+        if self.outcome not in OUTCOMES:
+            raise InvalidArgument(f"outcome: expected one of {', '.join(OUTCOMES)}, got {self.outcome!r}")
+        if self.exact and self.outcome != "returned":
+            raise InvalidArgument(f"exact: only a returned result can be exact, not one with outcome {self.outcome!r}")
+
+    @property
+    def returned(self) -> bool:
+        """Whether the learner returned a result that was judged."""
+        return self.outcome == "returned"
 
     @property
     def count_ok(self) -> bool:
+        """A returned result whose answered queries meet the theorem's rule."""
+        if not self.returned:
+            return False
         return self.queries == self.formula if self.rule == "exact" else self.queries <= self.formula
 
     @property
     def passed(self) -> bool:
         return self.exact and self.count_ok
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """A value of the learner's result that could not be sent as a number (the judge reports it in place)."""
+
+    text: str
 
 
 def formula(theorem: str, d: int, hints: dict) -> tuple[int, str]:
@@ -89,6 +125,8 @@ class _Wrong(Exception):
 
 
 def _num(x, where: str) -> Fraction:
+    if isinstance(x, Unreadable):
+        raise _Wrong(f"{where}: {x.text}")
     if isinstance(x, (list, tuple, dict)):
         raise _Wrong(f"{where}: expected a number, got a {type(x).__name__}")
     try:
@@ -202,48 +240,3 @@ def check_oracle(instance: CorpusInstance, digits: int = 45) -> str | None:
             if abs(a - b) > mpmath.mpf(10) ** -digits * scale:
                 return f"{instance.name}: query {k}: this package answers {got[:30]}…, the corpus {q.decimal[:30]}…"
     return None
-
-
-def run_instance(learn, instance: CorpusInstance) -> Verdict:
-    """Run ``learn`` on a fresh counted oracle of ``instance`` and judge the result."""
-    from ..oracles import ExactOracle
-
-    oracle, count = _proxy(ExactOracle(instance.model))
-    want, rule = formula(instance.theorem, instance.d, instance.hints)
-    t = time.perf_counter()
-    try:
-        returned = learn(oracle, theorem=instance.theorem, hints=dict(instance.hints))
-    except Exception as e:  # the learner's failure is the instance's failure, reported with the instance
-        return Verdict(instance.theorem, instance.name, False, count(), want, rule, time.perf_counter() - t,
-                       f"the learner raised {type(e).__name__}: {e}"[:400])
-    seconds = time.perf_counter() - t
-    exact, message = judge(instance, returned)
-    return Verdict(instance.theorem, instance.name, exact, count(), want, rule, seconds, message)
-
-
-class CorpusOracle:
-    """What a corpus learner sees: ``d``, ``query(X)``, ``query_batch(Xs)``; every query counted."""
-
-    __slots__ = ("d", "query", "query_batch")
-
-    d: int
-    query: Any
-    query_batch: Any
-
-
-def _proxy(oracle):
-    """A :class:`CorpusOracle` over ``oracle`` and a function returning how many queries it passed on."""
-    asked = [0]
-
-    def query(X):
-        asked[0] += 1
-        return oracle.query(X)
-
-    def query_batch(Xs):
-        Xs = list(Xs)
-        asked[0] += len(Xs)
-        return oracle.query_batch(Xs)
-
-    proxy = CorpusOracle()
-    proxy.d, proxy.query, proxy.query_batch = oracle.d, query, query_batch
-    return proxy, lambda: asked[0]

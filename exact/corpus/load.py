@@ -12,8 +12,8 @@ Examples
 >>> with tempfile.TemporaryDirectory() as tmp:
 ...     _ = write(tmp, size="quick")
 ...     corpus = load_corpus(tmp)
->>> sorted(corpus.instances), corpus.instances["4.1"][0].name
-(['4.1', '5.1', 'ffn', 'kkg', 'transformer'], 'rational d=1')
+>>> sorted(corpus.instances), corpus.instances["4.1"][0].name, corpus.instances["4.1"][0].id
+(['4.1', '5.1', 'ffn', 'kkg', 'transformer'], 'rational d=1', 'rational-d1')
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from typing import Any
 from ..errors import ExactAttentionError, InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
 
-__all__ = ["Corpus", "CorpusInstance", "CorpusQuery", "load_corpus", "THEOREMS"]
+__all__ = ["Corpus", "CorpusInstance", "CorpusQuery", "load_corpus", "instance_id", "THEOREMS"]
 
 THEOREMS = ("4.1", "5.1", "kkg", "ffn", "transformer")
 _HINTS = {"4.1": (), "5.1": ("rank",), "kkg": ("heads",), "ffn": ("m",), "transformer": ("m",)}
@@ -53,6 +53,24 @@ class CorpusInstance:
     hints: dict
     model: Any = field(repr=False)
     queries: tuple = field(repr=False)
+
+    @property
+    def id(self) -> str:
+        """The instance's test id (:func:`instance_id` of its name)."""
+        return instance_id(self.name)
+
+
+def instance_id(name: str) -> str:
+    """A test id for an instance name that ``pytest -k`` accepts: no spaces, no ``=``.
+
+    ``" = "`` and ``"="`` are dropped, every other run of characters outside letters, digits
+    and ``_.+-`` becomes one ``-``.
+
+    >>> instance_id("rational d=2"), instance_id("a head with v = 0 d=2 heads=3"), instance_id("W = 0 d=3 #2")
+    ('rational-d2', 'a-head-with-v0-d2-heads3', 'W0-d3-2')
+    """
+    text = re.sub(r"\s*=\s*", "", name)
+    return re.sub(r"[^A-Za-z0-9_.+-]+", "-", text).strip("-") or "instance"
 
 
 @dataclass(frozen=True)
@@ -202,5 +220,10 @@ def load_corpus(directory, *, theorems=None) -> Corpus:
         names = [i.name for i in instances]
         if len(set(names)) != len(names):
             raise InvalidArgument(f"corpus: {name}: instance names must be unique")
+        ids = [i.id for i in instances]
+        if len(set(ids)) != len(ids):
+            twice = sorted({i for i in ids if ids.count(i) > 1})
+            raise InvalidArgument(f"corpus: {name}: instance names must give unique test ids (spaces and '=' "
+                                  f"dropped); {', '.join(twice)} occurs more than once")
         out[theorem] = instances
     return Corpus(directory, manifest, out)
