@@ -65,8 +65,8 @@ COUNTS = {
     "4.1": ("d^2 + d", "exact"),
     "5.1": ("2*r*d - r^2 + d", "exact"),
     "kkg": ("4*H*d^2 - 2*H + 1", "exact"),
-    "ffn": ("(m + 1)*(d - 2) + 5*m + 20", "at most"),
-    "transformer": ("(m + 1)*(d - 2) + 5*m + 20 + 2*(d^2 + d)", "at most"),
+    "ffn": ("(m + 1)*(d - 2) + 10*m + 32", "at most"),
+    "transformer": ("(m + 1)*(d - 2) + 10*m + 32 + 2*(d^2 + d)", "at most"),
 }
 RETURNS = {
     "4.1": '{"W": d x d, "v": d}',
