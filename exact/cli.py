@@ -972,7 +972,8 @@ def _error(args, kind: str, e: BaseException) -> int:
     message = _one_line(e)
     print(f"exact-attention: {kind}: {message}", file=sys.stderr)
     if getattr(args, "json", False):
-        print(json.dumps({"row": "error", "error": f"{kind}: {message}", "status": EXIT_ERROR}), flush=True)
+        text = message if kind == "error" else f"{kind}: {message}"
+        print(json.dumps({"row": "error", "error": text, "status": EXIT_ERROR}), flush=True)
     return EXIT_ERROR
 
 

@@ -108,8 +108,8 @@ def _close_matches(word: str, entries: Sequence[Entry], theorems: Sequence[str])
         windows = {name[i:i + size] for i in range(len(name) - size + 1)}
         score = max(difflib.SequenceMatcher(None, w, window).ratio() for window in windows)
         if score >= 0.75:
-            short = e.claim.name if len(e.claim.name) <= 48 else e.claim.name[:47] + "…"
-            scored.append((score, f"{e.id} {short!r}"))
+            short = e.claim.name if len(e.claim.name) <= 40 else e.claim.name[:39].rstrip() + "…"
+            scored.append((score, f"{e.id} ({short})"))
     scored.sort(key=lambda item: -item[0])
     return [text for _, text in (found + scored)[:3]]
 
@@ -140,7 +140,7 @@ def select(options: VerifyOptions, budget: str) -> list[Entry]:
             close = _close_matches(w, every, THEOREMS)
             raise UnknownClaims(
                 f"verify: no theorem or claim matches {w!r}" + (f"; close: {', '.join(close)}" if close else "")
-                + f"; theorems are {', '.join(THEOREMS)}; 'exact-attention verify --list' lists the claims")
+                + "; 'exact-attention verify --list' lists the claims")
     targeted = bool(theorems or words)
     chosen = [e for e in every if not targeted or e.id.theorem in theorems
               or any(w.lower() in e.claim.name.lower() for w in words)]
@@ -202,7 +202,7 @@ def _probe(directory: str, option: str, given: str) -> None:
             pass
     except OSError as e:
         raise InvalidArgument(f"{option}: expected a path that can be written, got {given!r}: "
-                              f"{directory} is not writable ({e.strerror or type(e).__name__})") from None
+                              f"no file can be created in {directory} ({e.strerror or type(e).__name__})") from None
 
 
 def _existing_ancestor(path: str) -> str:
