@@ -60,7 +60,8 @@ def markdown_report(reports, *, budget: str = "standard", max_d: int = 16, secon
         "",
         "Columns: *exact* counts the instances whose result was exact (or within its stated bound); *count* "
         "those whose query count matched the theorem's formula (— for claims without a count); *queries / "
-        "formula* sums, over the instances, the queries the oracle counted and the count the formula gives.",
+        "formula* sums, over the instances, the queries the oracle counted and the count the formula gives (the "
+        "bound, where the theorem states one).",
     ]
     failures = []
     theorem_of = [r.id.theorem if r.id is not None else "" for r in reports]
