@@ -31,7 +31,6 @@ without an answer); a claim, a certificate or a result that does not hold exits 
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import os
@@ -98,15 +97,19 @@ def build_parser() -> Parser:
     v.add_argument("--quick", action="store_true", help="the same as --budget quick")
     v.add_argument("--max-d", type=int_type(1, 64), default=16, help="largest d of the random sweep (1..64, default 16)")
     v.add_argument("--theorem", action="append", choices=THEOREMS, help="only these theorems (repeatable; default all)")
-    v.add_argument("--jobs", type=int_type(1, 256), default=1,
-                   help="run the claims' instances on a pool of this many local processes (default 1: sequential)")
-    v.add_argument("--scheduler", default=None, metavar="ADDR",
-                   help="run the instances on an existing Dask distributed cluster at this scheduler address "
-                   "(e.g. tcp://10.0.0.5:8786; needs the 'cluster' extra)")
+    where = v.add_mutually_exclusive_group()
+    where.add_argument("--jobs", type=int_type(1, 256), default=1,
+                       help="run the claims' instances on a pool of this many local processes (default 1: sequential)")
+    where.add_argument("--scheduler", default=None, metavar="ADDR",
+                       help="run the instances on an existing Dask distributed cluster at this scheduler address "
+                       "(e.g. tcp://10.0.0.5:8786; needs the 'cluster' extra)")
     v.add_argument("--scheduler-timeout", type=seconds, default=10.0, metavar="SECONDS",
-                   help="how long to wait for the scheduler to answer (default 10)")
+                   help="how long to wait for the scheduler to answer (a positive number of seconds, default 10)")
     v.add_argument("--task", action="append", default=None, metavar="THEOREM:CLAIM:INSTANCE",
-                   help="run only this instance (as a report's reproducer line gives it; repeatable)")
+                   help="run only this instance (as a report's reproducer line gives it), or THEOREM:CLAIM for "
+                   "one claim; repeatable")
+    v.add_argument("--list", action="store_true",
+                   help="list the selected claims (identity, instances at this budget, name) and run nothing")
     v.add_argument("--report", default=None, metavar="FILE",
                    help="also write a Markdown report: a table per theorem, and each failure with the command "
                    "line that re-runs that instance")
@@ -116,7 +119,8 @@ def build_parser() -> Parser:
     v.add_argument("--plots", default=None, metavar="DIR",
                    help="also draw PNG plots of the run into DIR (phase transition, error against τ, FFN queries "
                    "per parameter, multi-head queries against the formula; needs the 'plot' extra)")
-    v.add_argument("--json", action="store_true", help="print one JSON row per instance and per claim instead of a table")
+    v.add_argument("--json", action="store_true",
+                   help="print one JSON row per instance and per claim instead of a table (docs/verify.md: the rows)")
     v.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bar on stderr")
     return p
 
@@ -517,194 +521,17 @@ def _cmd_certify(args) -> int:
     return 0 if report.holds else EXIT_FAIL
 
 
-def _verify_budget(args) -> tuple[str, float | None]:
-    """The sweep to build and, for a budget in seconds, the deadline (a ``time.monotonic`` time)."""
-    import time
-
-    from .verify.budget import parse_budget
+def _cmd_verify(args) -> int:
+    from .verify.session import VerifyOptions, run_session
 
     if args.quick and args.budget not in (None, "quick"):
         raise InvalidArgument(f"--quick is --budget quick; it contradicts --budget {args.budget}")
-    budget = parse_budget("quick" if args.quick else args.budget or "standard")
-    if isinstance(budget, float):
-        return "full", time.monotonic() + budget
-    return budget, None
-
-
-def _verify_selection(args, budget: str) -> tuple[list, set | None]:
-    """The theorems to build and, when claims are named, the (theorem, index) pairs to run."""
-    from .verify import THEOREMS, claims
-
-    theorems = [t for t in args.targets if t in THEOREMS] + list(args.theorem or [])
-    words = [t for t in args.targets if t not in THEOREMS]
-    if not words:
-        return list(dict.fromkeys(theorems or THEOREMS)), None
-    every = [(th, i, c) for th in THEOREMS for i, c in enumerate(claims((th,), max_d=args.max_d, budget=budget))]
-    chosen = {(th, i) for th, i, c in every if th in theorems or any(w.lower() in c.name.lower() for w in words)}
-    unknown = [w for w in words if not any(w.lower() in c.name.lower() for _, _, c in every)]
-    if unknown:
-        raise _UnknownClaims(unknown, every)
-    return [th for th in THEOREMS if any(t == th for t, _ in chosen)], chosen
-
-
-class _UnknownClaims(Exception):
-    """Verify targets that name no theorem and no claim (reported with the list of known ones)."""
-
-    def __init__(self, unknown, every):
-        super().__init__(unknown)
-        self.unknown, self.every = unknown, every
-
-
-def _cmd_verify(args) -> int:
-    from .verify import table_footer, table_header, table_row
-    from .verify.tasks import run_tasks, tasks_for
-
-    budget, deadline = _verify_budget(args)
-    try:
-        theorems, only = _verify_selection(args, budget)
-    except _UnknownClaims as e:
-        from .verify import THEOREMS
-
-        print(f"exact-attention: error: verify: no theorem or claim matches {', '.join(map(repr, e.unknown))}; "
-              f"known theorems: {', '.join(THEOREMS)}; known claims:", file=sys.stderr)
-        for th, _, c in e.every:
-            print(f"  [{th}] {c.name}", file=sys.stderr)
-        return EXIT_ERROR
-    if args.plots:
-        from .verify.plots import require_matplotlib
-
-        require_matplotlib()  # before any work: a missing extra is known now, not after the sweep
-        if os.path.exists(args.plots) and not os.path.isdir(args.plots):
-            raise InvalidArgument(f"--plots: {args.plots} exists and is not a directory")
-    if args.report:
-        where = os.path.dirname(os.path.abspath(args.report))
-        if os.path.isdir(args.report) or not os.path.isdir(where) or not os.access(where, os.W_OK):
-            raise InvalidArgument(f"--report: cannot write {args.report}")
-    entries = [(th, i, c) for th, i, c in tasks_for(theorems, max_d=args.max_d, budget=budget)
-               if only is None or (th, i) in only]
-    tasks = _verify_tasks(args, entries)
-    selected = [(th, i, c, sorted(set(tasks[(th, i)])) if tasks else range(len(c.instances)))
-                for th, i, c in entries if tasks is None or (th, i) in tasks]
-    done = _resumed(args.resume, budget, args.max_d) if args.resume else {}
-    if not args.json:
-        print(table_header(), flush=True)
-    reports: list = []
-
-    def emit(n: int, report) -> None:  # each claim as soon as it finishes (and those before it), even when piped
-        reports.append(report)
-        if not args.json:
-            print(table_row(report), flush=True)
-            return
-        th, i, claim, _ = selected[n]
-        for k, o in zip(_numbers(claim, report), report.outcomes):  # one row per instance, then the claim's
-            row = {"row": "instance", "theorem": th, "claim": report.claim, "task": f"{th}:{i}:{k}",
-                   **dataclasses.asdict(o)}
-            print(json.dumps(row), flush=True)
-        print(json.dumps({"row": "claim", "theorem": th, "budget": budget, "max_d": args.max_d, **report.to_json()}),
-              flush=True)
-
-    fresh = [n for n, (_, _, c, _) in enumerate(selected) if c.name not in done]
-    emitted = 0
-
-    def catch_up(upto: int) -> None:  # resumed claims take their place in claim order
-        nonlocal emitted
-        while emitted < upto:
-            emit(emitted, done[selected[emitted][2].name])
-            emitted += 1
-
-    def on_report(report) -> None:
-        nonlocal emitted
-        n = fresh[sum(n not in done_at for n in range(emitted))]
-        catch_up(n)
-        emit(n, report)
-        emitted += 1
-
-    done_at = {n for n, (_, _, c, _) in enumerate(selected) if c.name in done}
-
-    from tqdm import tqdm
-
-    bar = tqdm(total=0, desc="instances", file=sys.stderr, leave=False, delay=1.0,
-               disable=True if args.quiet else None, dynamic_ncols=True)
-
-    def step(count: int, total: int) -> None:
-        bar.total = total
-        bar.update(count - bar.n)
-
-    executor = "dask" if args.scheduler else "pool" if args.jobs > 1 else "sequential"
-    try:
-        if fresh:
-            run_tasks([selected[n] for n in fresh], executor=executor, jobs=args.jobs, scheduler=args.scheduler,
-                      timeout=args.scheduler_timeout, max_d=args.max_d, budget=budget, deadline=deadline,
-                      on_report=on_report, progress=step)
-    finally:
-        bar.close()
-    catch_up(len(selected))
-    if not args.json:
-        print(table_footer(reports))
-    index = [(th, i) for th, i, _, _ in selected]
-    if args.report:
-        from .verify.report import markdown_report
-
-        with open(args.report, "w", encoding="utf-8") as fh:
-            fh.write(markdown_report(index, reports, budget=budget, max_d=args.max_d,
-                                     numbers=[_numbers(c, r) for (_, _, c, _), r in zip(selected, reports)],
-                                     seconds=None if deadline is None else float(args.budget)))
-    if args.plots:
-        from .verify.plots import draw_plots
-
-        for path in draw_plots(index, reports, args.plots):
-            print(f"plot: {path}", file=sys.stderr)
-    if deadline is not None and not any(r.outcomes for r in reports) and fresh:
-        print("exact-attention: verify: no instance started within the time budget; nothing was checked",
-              file=sys.stderr)
-        return EXIT_FAIL
-    return 0 if all(r.holds or r.skipped for r in reports) else EXIT_FAIL
-
-
-def _numbers(claim, report) -> list[int]:
-    """Each outcome's instance number in the claim's sweep (instance names are unique within a claim)."""
-    where = {inst.name: k for k, inst in enumerate(claim.instances)}
-    return [where.get(o.instance, -1) for o in report.outcomes]
-
-
-def _resumed(path: str, budget: str, max_d: int) -> dict:
-    """The claim rows of an earlier ``verify --json`` run, by claim name; a corrupt file is an error."""
-    from .verify import ClaimReport
-
-    out = {}
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for n, line in enumerate(fh, 1):
-                if line.strip():
-                    row = json.loads(line)
-                    if isinstance(row, dict) and row.get("row") == "instance":
-                        continue  # the claim's own row follows with every outcome
-                    report = ClaimReport.from_json(row)
-                    if (row.get("budget"), row.get("max_d")) != (budget, max_d):
-                        raise ValueError(f"a row of budget {row.get('budget')!r}, max d {row.get('max_d')!r}; "
-                                         f"this run is budget {budget!r}, max d {max_d}")
-                    out[report.claim] = report
-    except (ValueError, UnicodeDecodeError) as e:
-        raise InvalidArgument(f"--resume: {path}: line {n}: {e}"[:250]) from None
-    return out
-
-
-def _verify_tasks(args, entries) -> dict | None:
-    """``--task THEOREM:CLAIM:INSTANCE``: the instances to run, by claim, or ``None`` (every instance)."""
-    if not args.task:
-        return None
-    out: dict = {}
-    known = {(th, i): c for th, i, c in entries}
-    for text in args.task:
-        parts = text.rsplit(":", 2)
-        if len(parts) != 3 or not parts[1].isdigit() or not parts[2].isdigit():
-            raise InvalidArgument(f"--task: expected THEOREM:CLAIM:INSTANCE (e.g. kkg:1:0), got {text!r}")
-        th, i, k = parts[0], int(parts[1]), int(parts[2])
-        claim = known.get((th, i))
-        if claim is None or k >= len(claim.instances):
-            raise InvalidArgument(f"--task: {text!r} names no instance of this sweep (mind --budget and --max-d)")
-        out.setdefault((th, i), []).append(k)
-    return out
+    return run_session(VerifyOptions(
+        targets=tuple(args.targets), theorems=tuple(args.theorem or ()),
+        budget="quick" if args.quick else args.budget or "standard", max_d=args.max_d, tasks=tuple(args.task or ()),
+        jobs=args.jobs, scheduler=args.scheduler, scheduler_timeout=args.scheduler_timeout, report=args.report,
+        plots=args.plots, resume=args.resume, json=args.json, progress=not args.quiet, list=args.list,
+    ))
 
 
 _COMMANDS = {
@@ -726,19 +553,22 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except NotIdentifiable as e:
-        return _error(args, f"not identifiable: {_one_line(e)}")
+        return _error(args, "not identifiable", e)
     except (ExactAttentionError, ValueError, OSError, ImportError, OverflowError, RecursionError, MemoryError) as e:
-        return _error(args, f"error: {_one_line(e)}")
+        return _error(args, "error", e)
     except KeyboardInterrupt:
         print("exact-attention: interrupted", file=sys.stderr)
         return 130
 
 
-def _error(args, message: str) -> int:
-    """One line on stderr; with ``--json``, the same as a JSON object on stdout."""
-    print(f"exact-attention: {message}", file=sys.stderr)
+def _error(args, kind: str, e: BaseException) -> int:
+    """One line on stderr; with ``--json``, also ``{"row": "error", "error": ..., "status": 2}`` on stdout,
+    so that a reader of the JSON stream sees the run end (every command with ``--json``)."""
+    message = _one_line(e)
+    print(f"exact-attention: {kind}: {message}", file=sys.stderr)
     if getattr(args, "json", False):
-        print(json.dumps({"error": message, "exit": EXIT_ERROR}), flush=True)
+        text = message if kind == "error" else f"{kind}: {message}"
+        print(json.dumps({"row": "error", "error": text, "status": EXIT_ERROR}), flush=True)
     return EXIT_ERROR
 
 

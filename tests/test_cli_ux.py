@@ -103,6 +103,6 @@ def test_json_mode_errors_are_json_on_stdout_too(capsys, tmp_path):
     rc, out, err = run(capsys, "learn", "single-head", "--model", tmp_path / "missing.json", "--json")
     assert rc == 2
     line = assert_one_line_error(err)
-    assert json.loads(out) == {"error": line.removeprefix("exact-attention: "), "exit": 2}
+    assert json.loads(out) == {"row": "error", "error": line.removeprefix("exact-attention: error: "), "status": 2}
     rc, out, err = run(capsys, "certify", tmp_path / "missing.json", "--json")
-    assert rc == 2 and json.loads(out)["exit"] == 2
+    assert rc == 2 and json.loads(out)["status"] == 2

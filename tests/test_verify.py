@@ -13,11 +13,11 @@ def _claim_rows(text: str) -> list:
     rows = [json.loads(line) for line in text.splitlines() if line.strip()]
     assert all(r["row"] in ("instance", "claim") for r in rows)
     return [r for r in rows if r["row"] == "claim"]
-from exact.verify import THEOREMS, Claim, ClaimReport, Instance, claims, format_table, run_claims
+from exact.verify import THEOREMS, Claim, ClaimReport, Instance, Verdict, claims, format_table, run_claims
 
 
-def _ok(inst):
-    return True, True, "fine"
+def _ok(case):
+    return Verdict(True, True, note="fine")
 
 
 def test_a_claim_with_a_missing_dependency_is_skipped_not_held():
@@ -33,18 +33,24 @@ def test_a_claim_on_no_instance_does_not_hold():
 
 
 def test_a_crashing_instance_is_a_reported_failure():
-    def boom(inst):
+    def boom(case):
         raise RuntimeError("kaput")
 
     (report,) = run_claims([Claim("crash", (Instance("a", None), Instance("b", None)), boom)], progress=False)
     assert not report.holds and report.exact == 0
-    assert [f.note for f in report.failures] == ["RuntimeError: kaput"] * 2
+    assert [f.reason for f in report.failures] == ["RuntimeError: kaput"] * 2
     assert "FAIL crash / a: RuntimeError: kaput" in format_table([report])
 
 
+def test_a_check_that_returns_no_verdict_is_a_failure():
+    (report,) = run_claims([Claim("old style", (Instance("a", None),), lambda case: (True, True, "ok"))],
+                           progress=False)
+    assert not report.holds and report.failures[0].reason == "TypeError: the check returned a tuple, not a Verdict"
+
+
 def test_claims_without_counts_show_a_dash_and_ignore_the_count():
-    def no_count(inst):
-        return True, False, "n/a"
+    def no_count(case):
+        return Verdict(True, False, note="n/a")
 
     (report,) = run_claims([Claim("proof", (Instance("a", None),), no_count, counts=False)], progress=False)
     assert report.holds and report.count == 1
@@ -85,7 +91,7 @@ def test_cli_exit_code_counts_skipped_claims_as_not_failing(monkeypatch, capsys)
 
 
 def test_cli_exit_code_is_1_when_a_claim_fails(monkeypatch, capsys):
-    bad = [Claim("fails", (Instance("a", None),), lambda inst: (False, True, "wrong"))]
+    bad = [Claim("fails", (Instance("a", None),), lambda case: Verdict(False, True, "wrong"))]
     monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: bad if "4.1" in theorems else [])
     assert cli.main(["verify", "--no-progress"]) == 1
     assert "0/1 claims hold" in capsys.readouterr().out
@@ -133,12 +139,15 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
 def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
     import pickle
 
+    from exact.verify import InstanceId
     from exact.verify.tasks import Task, run_task
 
-    task = Task("kkg", 0, 0, max_d=16, budget="quick")
-    assert pickle.loads(pickle.dumps(task)) == task and run_task(task).exact
-    with pytest.raises(ValueError, match="no claim"):
-        run_task(Task("kkg", 99, 0, budget="quick"))
+    task = Task(InstanceId("kkg", 0, 0), max_d=16, budget="quick")
+    assert pickle.loads(pickle.dumps(task)) == task
+    outcome = run_task(task)
+    assert outcome.exact and outcome.id == task.id
+    with pytest.raises(ValueError, match="task: kkg:99:0 names no claim instance of this sweep"):
+        run_task(Task(InstanceId("kkg", 99, 0), budget="quick"))
 
     def rows(argv):
         assert cli.main(["verify", "--theorem", "kkg", "--quick", "--json", "--quiet", *argv]) == 0
@@ -159,39 +168,43 @@ def test_claims_are_addressed_by_theorem_or_name_and_unknown_names_list_the_know
     assert row["claim"].startswith("Prop 7.1") and row["holds"]
     assert cli.main(["verify", "no-such-claim", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "no theorem or claim matches 'no-such-claim'" in err and "[kkg] KKG26" in err and "[4.1] Thm 4.1" in err
+    assert "no theorem or claim matches 'no-such-claim'" in err and "verify --list" in err
+    assert err.count("\n") == 1  # one line, not the list of every claim
 
 
 def test_report_lists_failures_with_a_command_that_reruns_exactly_that_instance(monkeypatch, tmp_path, capsys):
     seen = []
 
-    def check(inst):
-        seen.append(inst.name)
-        return inst.name != "b", True, f"note {inst.name}"
+    def check(name):
+        seen.append(name)
+        return Verdict(name != "b", True, f"why {name}", f"note {name}")
 
-    fake = [Claim("mixed", (Instance("a", None), Instance("b", None), Instance("c", None)), check)]
+    fake = [Claim("mixed", (Instance("a", "a"), Instance("b", "b"), Instance("c", "c")), check)]
     monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "kkg" in theorems else [])
     report = tmp_path / "report.md"
     assert cli.main(["verify", "--quiet", "--report", str(report)]) == 1
     text = report.read_text()
     assert "## [KKG26]" in text and "| mixed | 3 | 2/3 | 3/3 |" in text and "**0/1 claims hold**" in text
-    assert "- **mixed** / b: note b" in text and "`exact-attention verify --task kkg:0:1`" in text
+    assert "- **mixed** / b: why b (note b)" in text and "`exact-attention verify --task kkg:0:1`" in text
     capsys.readouterr()
     seen.clear()
     assert cli.main(["verify", "--quiet", "--task", "kkg:0:1"]) == 1 and seen == ["b"]  # that instance only
     assert cli.main(["verify", "--quiet", "--task", "kkg:0:2"]) == 0 and seen == ["b", "c"]
-    for bad in ("kkg:0", "kkg:x:1", "kkg:0:9", "nope:0:0"):
+    assert cli.main(["verify", "--quiet", "--task", "kkg:0"]) == 1 and seen == ["b", "c", "a", "b", "c"]  # a claim
+    for bad in ("kkg", "kkg:x:1", "kkg:0:9", "kkg:1", "nope:0:0", "kkg:0:1:2"):
         assert cli.main(["verify", "--quiet", "--task", bad]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("exact-attention: error: --task:") and err.count("\n") == 1, err
 
 
 def test_resume_reuses_finished_rows_and_a_corrupt_file_is_one_line_exit_2(monkeypatch, tmp_path, capsys):
     ran = []
 
-    def check(inst):
-        ran.append(inst.name)
-        return True, True, "ok"
+    def check(name):
+        ran.append(name)
+        return Verdict(True, True, note="ok")
 
-    fake = [Claim("first", (Instance("a", None),), check), Claim("second", (Instance("b", None),), check)]
+    fake = [Claim("first", (Instance("a", "a"),), check), Claim("second", (Instance("b", "b"),), check)]
     monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: fake if "4.1" in theorems else [])
     assert cli.main(["verify", "--quiet", "--json"]) == 0
     rows = capsys.readouterr().out.splitlines()
@@ -307,8 +320,8 @@ def test_plots_without_matplotlib_fail_before_any_work(monkeypatch, capsys, tmp_
 
 
 def test_a_failed_instance_in_the_report_has_its_reproducer(monkeypatch, tmp_path, capsys):
-    bad = [Claim("fails on the second", (Instance("a", None), Instance("b", None)),
-                 lambda inst: (inst.name == "a", True, "wrong" if inst.name == "b" else ""))]
+    bad = [Claim("fails on the second", (Instance("a", "a"), Instance("b", "b")),
+                 lambda name: Verdict(name == "a", True, "wrong"))]
     monkeypatch.setattr("exact.verify.claims", lambda theorems, **k: bad if "kkg" in theorems else [])
     assert cli.main(["verify", "kkg", "--budget", "quick", "--quiet", "--report", str(tmp_path / "r.md")]) == 1
     text = (tmp_path / "r.md").read_text()
@@ -339,7 +352,7 @@ def test_resume_refuses_rows_of_another_sweep_or_contradictory_rows(tmp_path, ca
 def test_report_and_plots_paths_are_checked_before_the_sweep(tmp_path, capsys):
     (tmp_path / "f").write_text("")
     assert cli.main(["verify", "lemmas", "--quiet", "--report", str(tmp_path / "no" / "r.md")]) == 2
-    assert "--report: cannot write" in capsys.readouterr().err
+    assert "--report: expected a file in an existing directory" in capsys.readouterr().err
     pytest.importorskip("matplotlib")
     assert cli.main(["verify", "lemmas", "--quiet", "--plots", str(tmp_path / "f")]) == 2
     assert "--plots:" in capsys.readouterr().err

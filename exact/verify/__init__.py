@@ -1,13 +1,17 @@
 """Check the theorems' claims on real instances: the engine behind ``exact-attention verify``.
 
-:func:`claims` builds the claims of the chosen theorems; :func:`run_claims` runs them
-and :func:`format_table` prints the report.
+:func:`claims` builds the claims of the chosen theorems; :func:`run_claims` runs them in
+this process and :func:`format_table` prints the table.  A whole ``verify`` session
+(selection, output paths, resume, executors, streamed rows, report, plots) is
+:func:`exact.verify.session.run_session`.
 """
 
 from __future__ import annotations
 
 from ..errors import InvalidArgument
-from .core import Claim, ClaimReport, Instance, Outcome, format_table, run_claims, table_footer, table_header, table_row
+from .core import (Claim, ClaimReport, Count, Instance, Outcome, Verdict, conditions, format_table, run_claims,
+                   table_footer, table_header, table_row)
+from .ids import ClaimId, InstanceId
 from .budget import BUDGETS, DEFAULT_BUDGET, check_budget
 from .kkg import kkg_claims
 from .lemmas import lemma_claims
@@ -26,6 +30,11 @@ __all__ = [
     "ClaimReport",
     "Instance",
     "Outcome",
+    "Verdict",
+    "Count",
+    "conditions",
+    "ClaimId",
+    "InstanceId",
     "run_claims",
     "format_table",
     "table_header",

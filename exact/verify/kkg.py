@@ -11,96 +11,106 @@ from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..multihead import MultiHead
 from ..oracles import ExactOracle, FloatOracle
 from .budget import pick
-from .core import Claim, Instance
+from .cases import BoundedHeadsCase, HeadsCase, SweepCase
+from .core import Claim, Instance, Verdict, conditions
+from .formulas import KKG_FAST, KKG_LOWER, KKG_PAPER
 
 __all__ = ["kkg_claims"]
 
 _FLAGS = {"": {}, " dup-W": {"duplicate_w": True}, " zero-v": {"zero_v": True}, " shared-v": {"shared_v": True}}
 
 
-def _paper(d: int, H: int) -> int:
-    return 4 * H * d * d - 2 * H + 1
+def _run(case: HeadsCase, learner: str, mode: str | None = None):
+    oracle = ExactOracle(case.model)
+    r = registry.get(learner).learn(oracle, heads=case.heads, seed=case.seed, mode=mode)
+    exact, why = conditions((r.exact, "the result is not labelled exact"),
+                            (r.model == canonical_form(case.model), "the learned canonical form differs from the model's"),
+                            (r.report is not None and r.report.holds, "its certificate does not hold"))
+    return r, oracle.count - r.verification_queries, exact, why
 
 
-def _run(inst: Instance, learner: str, mode: str | None = None):
-    model, H, seed = inst.model
-    oracle = ExactOracle(model)
-    r = registry.get(learner).learn(oracle, heads=H, seed=seed, mode=mode)
-    exact = r.exact and r.model == canonical_form(model) and r.report is not None and r.report.holds
-    counted = oracle.count == r.queries + r.verification_queries and r.max_length == 2 * H + 1
-    return r, exact, counted
+def _paper_check(case: HeadsCase) -> Verdict:
+    r, counted, exact, why = _run(case, "multi-head")
+    d, H = case.model.d, case.heads
+    count = KKG_PAPER.check(counted, reported=r.queries, longest=r.max_length, longest_expected=2 * H + 1, d=d, H=H,
+                            unmet=f"{r.details['redraws']} probe redraws" if r.details["redraws"] else "")
+    return Verdict(exact, count, why, f"{r.queries} = 4Hd² − 2H + 1, {r.model.H} canonical head(s), "
+                   f"length {r.max_length}", {"d": d, "H": H, "plan": "paper"})
 
 
-def _paper_check(inst: Instance):
-    r, exact, counted = _run(inst, "multi-head")
-    d, H = inst.model[0].d, inst.model[1]
-    ok = counted and r.queries == _paper(d, H) and r.details["redraws"] == 0
-    return exact, ok, f"{r.queries} = 4Hd² − 2H + 1, {r.model.H} canonical head(s), length {r.max_length}", {
-        "d": d, "H": H, "plan": "paper", "queries": r.queries, "formula": _paper(d, H)}
+def _symbolic_check(case: HeadsCase) -> Verdict:
+    r, counted, exact, why = _run(case, "multi-head", mode="symbolic")
+    d, H = case.model.d, case.heads
+    exact, why = conditions((exact, why), (r.mode == "symbolic", f"mode {r.mode!r}, not 'symbolic'"))
+    count = KKG_PAPER.check(counted, reported=r.queries, longest=r.max_length, longest_expected=2 * H + 1, d=d, H=H)
+    return Verdict(exact, count, why, "sympy confirms every block", {"d": d, "H": H, "plan": "paper"})
 
 
-def _symbolic_check(inst: Instance):
-    r, exact, counted = _run(inst, "multi-head", mode="symbolic")
-    d, H = inst.model[0].d, inst.model[1]
-    return exact and r.mode == "symbolic", counted and r.queries == _paper(d, H), "sympy confirms every block", {
-        "d": d, "H": H, "plan": "paper", "queries": r.queries, "formula": _paper(d, H)}
+def _fast_check(case: HeadsCase) -> Verdict:
+    r, counted, exact, why = _run(case, "multi-head-fast")
+    d, H = case.model.d, case.heads
+    fallback = r.details["fallback_groups"]
+    if not fallback:  # generic: exactly the fast plan's count
+        count = KKG_FAST.check(counted, reported=r.queries, longest=r.max_length, longest_expected=2 * H + 1, d=d, H=H)
+    else:  # groups that fell back to links cost more than the fast plan, never more than the paper's
+        fast = KKG_FAST(d=d, H=H)
+        count = KKG_PAPER.check(counted, reported=r.queries, at_most=True, longest=r.max_length,
+                                longest_expected=2 * H + 1, d=d, H=H,
+                                unmet="" if counted > fast else f"{fallback} fallback group(s) but no more than "
+                                f"the fast plan's {fast} queries")
+    paper = KKG_PAPER(d=d, H=H)
+    return Verdict(exact, count, why, (f"{r.queries} queries = {r.queries / paper:.2f}× the paper's, "
+                                       f"lower bound H(d² + d) = {KKG_LOWER(d=d, H=H)}"
+                                       + (f", {fallback} group(s) fell back to links" if fallback else "")),
+                   {"d": d, "H": H, "plan": "fast", "paper": paper})
 
 
-def _fast_check(inst: Instance):
-    r, exact, counted = _run(inst, "multi-head-fast")
-    d, H = inst.model[0].d, inst.model[1]
-    formula = registry.get("multi-head-fast").query_count(d, heads=H)
-    generic = r.details["fallback_groups"] == 0
-    ok = counted and (r.queries == formula if generic else formula < r.queries <= _paper(d, H))
-    return exact, ok, (f"{r.queries} queries = {r.queries / _paper(d, H):.2f}× the paper's, "
-                       f"lower bound H(d² + d) = {r.details['lower_bound']}"
-                       + ("" if generic else f", {r.details['fallback_groups']} group(s) fell back to links")), {
-        "d": d, "H": H, "plan": "fast", "queries": r.queries, "formula": formula, "paper": _paper(d, H)}
-
-
-def _median_check(inst: Instance):
+def _median_check(case: SweepCase) -> Verdict:
     ratios = []
-    for d, H, seed in inst.model:
+    for d, H, seed in case.points:
         model = MultiHead.random(d, H, seed=seed)
         oracle = ExactOracle(model)
         r = registry.get("multi-head-fast").learn(oracle, heads=H, seed=seed)
         if not (r.exact and r.model == canonical_form(model)):
-            return False, False, f"d={d} H={H} seed={seed}: not exact"
-        ratios.append((oracle.count - r.verification_queries) / _paper(d, H))
+            return Verdict(False, False, f"d={d} H={H} seed={seed}: not exact", count_why="not judged")
+        ratios.append((oracle.count - r.verification_queries) / KKG_PAPER(d=d, H=H))
     med = statistics.median(ratios)
-    return True, med <= 0.6, f"median fast/paper = {med:.3f} over {len(ratios)} generic instances (target <= 0.6)"
+    return Verdict(True, med <= 0.6, note=f"median fast/paper = {med:.3f} over {len(ratios)} generic instances "
+                   "(target <= 0.6)", count_why=f"the median fast/paper ratio of the oracle's counts is {med:.3f} > 0.6")
 
 
-def _refusal_check(inst: Instance):
-    model, H, expect = inst.model
+def _refusal_check(case: BoundedHeadsCase) -> Verdict:
     try:
-        registry.get("multi-head").learn(ExactOracle(model), heads=H, seed=0)
+        registry.get("multi-head").learn(ExactOracle(case.model), heads=case.heads, seed=0)
     except OracleInconsistent as e:
-        return expect in str(e), True, str(e)[:70]
-    return False, True, "no error: a wrong form could have been returned"
+        return Verdict(case.expect in str(e), True, f"refused, but not with {case.expect!r}: {str(e)[:70]}",
+                       str(e)[:70])
+    return Verdict(False, True, "no error: a wrong form could have been returned")
 
 
-def _float_check(inst: Instance):
-    model, H, expect = inst.model
+def _float_check(case: BoundedHeadsCase) -> Verdict:
+    model, H = case.model, case.heads
     oracle = FloatOracle(model)
     try:
         r = registry.get("multi-head").learn(oracle, heads=H, seed=0)
     except PrecisionInsufficient as e:
-        return expect == "refuse", True, f"refused: {str(e)[:60]}"
-    if expect == "refuse":
-        return False, True, "a result where the answers cannot resolve the heads"
+        return Verdict(case.expect == "refuse", True, f"refused where a result was expected: {str(e)[:60]}",
+                       f"refused: {str(e)[:60]}")
+    if case.expect == "refuse":
+        return Verdict(False, True, "a result where the answers cannot resolve the heads")
     import numpy as np
 
     err = 0.0
-    for h in canonical_form(model).heads:
+    truth = canonical_form(model)
+    for h in truth.heads:
         W, v = h.to_numpy()
         err = max(err, min(max(float(np.max(np.abs(g.to_numpy()[0] - W))), float(np.max(np.abs(g.to_numpy()[1] - v))))
                            for g in r.model.heads))
-    ok = r.model.H == canonical_form(model).H and err <= r.error_estimate
-    return ok, r.queries == _paper(model.d, H) == oracle.count - r.verification_queries, (
-        f"error {err:.1e} <= estimate {r.error_estimate:.1e}, condition {r.details['condition']:.1e} "
-        f"(monomial {r.details['monomial_condition']:.1e})"
-    )
+    ok, why = conditions((r.model.H == truth.H, f"{r.model.H} heads, the canonical form has {truth.H}"),
+                         (err <= r.error_estimate, f"error {err:.1e} > estimate {r.error_estimate:.1e}"))
+    count = KKG_PAPER.check(oracle.count - r.verification_queries, reported=r.queries, d=model.d, H=H)
+    return Verdict(ok, count, why, (f"error {err:.1e} <= estimate {r.error_estimate:.1e}, condition "
+                                    f"{r.details['condition']:.1e} (monomial {r.details['monomial_condition']:.1e})"))
 
 
 def _spread(H: int, d: int) -> MultiHead:
@@ -119,14 +129,14 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
     # generic instances over the grid (H = 4 up to d = 3), the structured ones at one H per d; the
     # test suite's slow grid runs every combination with three seeds
     paper = tuple(
-        Instance(f"d={d} H={H}{name}", (MultiHead.random(d, H, seed=10 * d + H, **flags), H, d + H))
+        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H, **flags), H, d + H))
         for d in dims
         for H in (2, 3, 4)
         for name, flags in _FLAGS.items()
         if (not name and (H < 4 or d <= 3)) or (name and H == (2 + d % 3 if d <= 3 else 2))
     )
     fast = tuple(
-        Instance(f"d={d} H={H}{name}", (MultiHead.random(d, H, seed=10 * d + H + 1, **flags), H, d))
+        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H + 1, **flags), H, d))
         for d in dims[:3]
         for H in (2, 3)
         for name, flags in _FLAGS.items()
@@ -134,25 +144,27 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
     )
     sweep = tuple((d, H, seed) for d in range(1, 6) for H in (2, 3, 4) for seed in range(1))
     symbolic = tuple(
-        Instance(f"d={d} H={H} dup-W", (MultiHead.random(d, H, seed=d + H, duplicate_w=True), H, 1))
+        Instance(f"d={d} H={H} dup-W", HeadsCase(MultiHead.random(d, H, seed=d + H, duplicate_w=True), H, 1))
         for d, H in ((1, 2), (2, 2), (2, 3))
     )
     refusals = (
-        Instance("H bound 2 below 3 canonical heads", (MultiHead.random(3, 3, seed=1), 2, "more than 2 canonical")),
-        Instance("H bound 1 below 4 canonical heads", (MultiHead.random(2, 4, seed=2), 1, "more than 1 canonical")),
+        Instance("H bound 2 below 3 canonical heads",
+                 BoundedHeadsCase(MultiHead.random(3, 3, seed=1), 2, "more than 2 canonical")),
+        Instance("H bound 1 below 4 canonical heads",
+                 BoundedHeadsCase(MultiHead.random(2, 4, seed=2), 1, "more than 1 canonical")),
     )
     floats = (
-        Instance("H=2 d=2 random", (MultiHead.random(2, 2, seed=0), 2, "estimate")),
-        Instance("H=2 d=3 random", (MultiHead.random(3, 2, seed=1), 2, "estimate")),
-        Instance("H=4 d=1 separated scores", (_spread(4, 1), 4, "estimate")),
-        Instance("H=6 d=1 separated scores (float64 cannot resolve them)", (_spread(6, 1), 6, "refuse")),
+        Instance("H=2 d=2 random", BoundedHeadsCase(MultiHead.random(2, 2, seed=0), 2, "estimate")),
+        Instance("H=2 d=3 random", BoundedHeadsCase(MultiHead.random(3, 2, seed=1), 2, "estimate")),
+        Instance("H=4 d=1 separated scores", BoundedHeadsCase(_spread(4, 1), 4, "estimate")),
+        Instance("H=6 d=1 separated scores (float64 cannot resolve them)", BoundedHeadsCase(_spread(6, 1), 6, "refuse")),
     )
     return [
         Claim("KKG26: canonical form exactly, 4Hd² − 2H + 1 queries of length <= 2H + 1", paper, _paper_check),
         Claim("KKG26: symbolic mode (sympy confirms every block)", symbolic, _symbolic_check),
         Claim("KKG26 (beyond): fast plan exact at its count, links only for shared v", fast, _fast_check),
         Claim("KKG26 (beyond): fast plan median <= 0.6× the paper's count",
-              (Instance(f"{len(sweep)} generic instances, d 1..5, H 2..4", sweep),), _median_check),
+              (Instance(f"{len(sweep)} generic instances, d 1..5, H 2..4", SweepCase(sweep)),), _median_check),
         Claim("KKG26: a too-small H bound is refused, never misfit", refusals, _refusal_check, counts=False),
         Claim("KKG26: float mode within its error estimate, or refused", floats, _float_check),
     ]

@@ -8,40 +8,36 @@ are checked by every learner claim against counted oracles.
 from __future__ import annotations
 
 from .budget import pick
-from .core import Claim, Instance
+from .cases import ProofCase
+from .core import Claim, Instance, Verdict
 
 __all__ = ["lemma_claims"]
 
 
-def _proof_check(inst: Instance):
-    proof = inst.model()
-    return proof.verified, True, proof.method
+def _proof_check(case: ProofCase) -> Verdict:
+    import proofs  # verify is an application layer over exact and proofs; the prover is looked up when it runs
+
+    options: dict = {}
+    if case.dims:
+        options["dims"] = case.dims
+    if case.heads:
+        options["heads"] = case.heads
+    proof = getattr(proofs, case.prover)(**options)
+    return Verdict(proof.verified, True, f"{case.prover} did not prove it ({proof.method})", proof.method)
 
 
-def lemma_claims(*, budget: str = "standard") -> list[Claim]:
+def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
     """One claim per identity: the logit primitive, oddness, the Transformer's odd part, token copy, Lemma A.1."""
-    import functools
-
-    from proofs import (  # verify is an application layer over exact and proofs
-        prove_attention_oddness,
-        prove_lemma_a1,
-        prove_logit_primitive,
-        prove_token_copy,
-        prove_transformer_odd_part,
-    )
-
     dims = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     heads = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     table = (
         ("Logit primitive: f([b+u; b]) = vᵀb + σ(uᵀWb)·vᵀu", "symbolic W, v, u, b",
-         functools.partial(prove_logit_primitive, dims=dims)),
-        ("Oddness of attention: h(−X) = −h(X)", "symbolic W, X",
-         functools.partial(prove_attention_oddness, dims=dims)),
-        ("Transformer odd part: T(X) − T(−X) = (Aᵀw)ᵀh(X)", "symbolic A, w, h",
-         prove_transformer_odd_part),
+         ProofCase("prove_logit_primitive", dims=dims)),
+        ("Oddness of attention: h(−X) = −h(X)", "symbolic W, X", ProofCase("prove_attention_oddness", dims=dims)),
+        ("Transformer odd part: T(X) − T(−X) = (Aᵀw)ᵀh(X)", "symbolic A, w, h", ProofCase("prove_transformer_odd_part")),
         ("Token copy: f([u,…,u,q]) = A − Σ c_h/(1 + k r_h), symbolic k", "H heads",
-         functools.partial(prove_token_copy, heads=heads)),
+         ProofCase("prove_token_copy", heads=heads)),
         ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz on [σ(−½), 1 − σ(−½)]", "arb and rational bounds",
-         prove_lemma_a1),
+         ProofCase("prove_lemma_a1")),
     )
-    return [Claim(name, (Instance(what, fn),), _proof_check, counts=False) for name, what, fn in table]
+    return [Claim(name, (Instance(what, case),), _proof_check, counts=False) for name, what, case in table]

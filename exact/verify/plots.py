@@ -45,23 +45,24 @@ def require_matplotlib():
     return plt
 
 
-def _metrics(index, reports, theorem: str, key: str) -> list[dict]:
-    return [o.metrics for (th, _), r in zip(index, reports) if th == theorem for o in r.outcomes if key in o.metrics]
+def _metrics(reports, theorem: str, key: str) -> list[dict]:
+    return [o.metrics for r in reports if r.id is not None and r.id.theorem == theorem
+            for o in r.outcomes if key in o.metrics]
 
 
-def draw_plots(index, reports, directory) -> list[str]:
+def draw_plots(reports, directory) -> list[str]:
     """Draw every figure the run has data for into ``directory`` (created); the paths written.
 
-    ``index`` = [(theorem, claim number), ...] names the claims of ``reports``.
+    Each report's ``id`` says which theorem its claim belongs to.
     """
     plt = require_matplotlib()
     os.makedirs(directory, exist_ok=True)
     written = []
     for name, draw, data in (
-        ("phase.png", _phase, _metrics(index, reports, "5.1", "success")),
-        ("noise.png", _noise, _metrics(index, reports, "6.1", "tau")),
-        ("ffn.png", _ffn, _metrics(index, reports, "transformer", "parameters")),
-        ("multihead.png", _multihead, _metrics(index, reports, "kkg", "plan")),
+        ("phase.png", _phase, _metrics(reports, "5.1", "success")),
+        ("noise.png", _noise, _metrics(reports, "6.1", "tau")),
+        ("ffn.png", _ffn, _metrics(reports, "transformer", "parameters")),
+        ("multihead.png", _multihead, _metrics(reports, "kkg", "plan")),
     ):
         if not data:
             continue

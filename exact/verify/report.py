@@ -26,25 +26,23 @@ def sweep_options(budget: str, max_d: int) -> str:
     return (f"--budget {budget} " if budget != "standard" else "") + (f"--max-d {max_d} " if max_d != 16 else "")
 
 
-def markdown_report(index, reports, *, budget: str = "standard", max_d: int = 16, numbers=None,
-                    seconds: float | None = None) -> str:
-    """The report of ``reports``, whose claims are ``index`` = [(theorem, claim number), ...].
-
-    ``numbers[j]`` gives, for each outcome of ``reports[j]``, its instance's number in the claim's
-    sweep (default: 0, 1, 2, ...).
+def markdown_report(reports, *, budget: str = "standard", max_d: int = 16, seconds: float | None = None) -> str:
+    """The report of ``reports`` (each with its claim's ``id``; their outcomes with theirs).
 
     Each theorem gets a table: instances, how many were exact (or within the bound), how many
-    hit the query count, the queries asked against the formula's count summed over the
-    instances, seconds and status.  Every failed instance gets the command line that re-runs
-    exactly that instance (``exact-attention verify --task THEOREM:CLAIM:INSTANCE`` with the
-    sweep's options).  ``seconds`` records a time budget (the sweep is then the full one).
+    hit the query count, the queries the oracles counted against the formula's count summed
+    over the instances, seconds and status.  Every failed instance gets its reason and the
+    command line that re-runs exactly that instance (``exact-attention verify --task
+    THEOREM:CLAIM:INSTANCE`` with the sweep's options).  ``seconds`` records a time budget (the
+    sweep is then the full one).
 
     Examples
     --------
     >>> from exact.verify.core import ClaimReport, Outcome
-    >>> bad = Outcome("d=2", False, True, 0.1, "off by one", {"queries": 7, "formula": 6})
-    >>> r = ClaimReport("a claim", 1, 0, 1, 0.1, failures=(bad,), outcomes=(bad,))
-    >>> text = markdown_report([("kkg", 2)], [r], budget="quick")
+    >>> from exact.verify.ids import ClaimId, InstanceId
+    >>> bad = Outcome("d=2", False, True, 0.1, "", {"queries": 7, "formula": 6}, InstanceId("kkg", 2, 0), "off by one")
+    >>> r = ClaimReport("a claim", 1, 0, 1, 0.1, failures=(bad,), outcomes=(bad,), id=ClaimId("kkg", 2))
+    >>> text = markdown_report([r], budget="quick")
     >>> "| a claim | 1 | 0/1 | 1/1 | 7 / 6 |" in text, "exact-attention verify --task kkg:2:0 --budget quick" in text
     (True, True)
     """
@@ -62,14 +60,16 @@ def markdown_report(index, reports, *, budget: str = "standard", max_d: int = 16
         "",
         "Columns: *exact* counts the instances whose result was exact (or within its stated bound); *count* "
         "those whose query count matched the theorem's formula (— for claims without a count); *queries / "
-        "formula* sums, over the instances, the queries the learner asked and the count the formula gives.",
+        "formula* sums, over the instances, the queries the oracle counted and the count the formula gives (the "
+        "bound, where the theorem states one).",
     ]
     failures = []
-    for theorem in dict.fromkeys(th for th, _ in index):
-        lines += ["", f"## {_TITLES.get(theorem, theorem)}", "",
+    theorem_of = [r.id.theorem if r.id is not None else "" for r in reports]
+    for theorem in dict.fromkeys(theorem_of):
+        lines += ["", f"## {_TITLES.get(theorem, theorem or 'Other claims')}", "",
                   "| claim | instances | exact | count | queries / formula | seconds | status |",
                   "|---|---:|---:|---:|---:|---:|---|"]
-        for j, ((th, number), r) in enumerate(zip(index, reports)):
+        for th, r in zip(theorem_of, reports):
             if th != theorem:
                 continue
             n = r.instances
@@ -77,22 +77,21 @@ def markdown_report(index, reports, *, budget: str = "standard", max_d: int = 16
             ran = f"{n} of {n + r.unrun}" if r.unrun else str(n)
             lines.append(f"| {_cell(r.claim)} | {ran} | {r.exact}/{n} | {count} | {_queries(r)} | "
                          f"{r.seconds:.2f} | {r.status} |")
-            ks = numbers[j] if numbers is not None else range(len(r.outcomes))
-            for k, o in zip(ks, r.outcomes):
-                if not (o.exact and o.count):
-                    failures.append((th, number, k, r.claim, o))
+            failures += [(r.claim, o) for o in r.outcomes if not o.passed]
     lines += ["", "## Failures", ""]
     if not failures:
         lines.append("None.")
-    for th, number, k, claim, o in failures:
-        lines.append(f"- **{_cell(claim)}** / {_cell(o.instance)}: {_cell(o.note)}  ")
-        command = f"exact-attention verify --task {th}:{number}:{k} {sweep}".rstrip()
-        lines.append(f"  reproduce: `{command}`")
+    for claim, o in failures:
+        why = o.reason + (f" ({o.note})" if o.note else "")
+        lines.append(f"- **{_cell(claim)}** / {_cell(o.instance)}: {_cell(why)}  ")
+        if o.id is not None:
+            command = f"exact-attention verify --task {o.id} {sweep}".rstrip()
+            lines.append(f"  reproduce: `{command}`")
     return "\n".join(lines) + "\n"
 
 
 def _queries(report) -> str:
-    """Queries asked against the formula's count, summed over the instances that record both."""
+    """Queries the oracles counted against the formula's count, summed over the instances that record both."""
     pairs = [(o.metrics["queries"], o.metrics["formula"]) for o in report.outcomes
              if isinstance(o.metrics.get("queries"), int) and isinstance(o.metrics.get("formula"), int)]
     if not pairs:

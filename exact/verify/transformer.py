@@ -8,62 +8,77 @@ from ..ffn import ReLUFFN
 from ..oracles import ExactOracle
 from ..transformer import Transformer
 from .budget import pick
-from .core import Claim, Instance
+from .cases import NetworkCase, TransformerCase
+from .core import Claim, Instance, Verdict, conditions
+from .formulas import FFN, TRANSFORMER
 
 __all__ = ["transformer_claims"]
 
 
-def _ffn_check(inst: Instance):
-    net, m = inst.model, inst.model.m
+def _ffn_check(case: NetworkCase) -> Verdict:
+    net, m = case.net, case.net.m
     oracle = ExactOracle(net)
-    spec = registry.get("ffn")
-    r = spec.learn(oracle, m=m, seed=0)
-    form_ok = r.details["function_form"] == net.function_form()
-    unit_ok = not r.details["identifiable"] or r.model.unit_form() == net.unit_form()
-    total = oracle.count
-    bound = (m + 1) * max(net.d - 2, 0) + 10 * m + 32  # docs/ffn.md, stated apart from the learner's own count
-    exact = (form_ok and unit_ok and r.exact and r.certificate.check().holds
-             and r.details["units_seen"]  # all m units seen: no hidden-units assumption left
-             and not any(a.startswith("no hidden units") for a in r.assumptions + r.certificate.assumptions))
-    return exact, total == r.queries + r.verification_queries and total <= bound, (
-        f"{total} queries <= {bound}, {total / len(net.parameters()):.2f} per parameter"
-    ), {"d": net.d, "m": m, "queries": total, "bound": bound, "parameters": len(net.parameters())}
+    r = registry.get("ffn").learn(oracle, m=m, seed=0)
+    exact, why = conditions(
+        (r.details["function_form"] == net.function_form(), "the learned function differs from the network's"),
+        (not r.details["identifiable"] or r.model.unit_form() == net.unit_form(),
+         "the learned units differ from the network's"),
+        (r.exact, "the result is not labelled exact"),
+        (r.certificate.check().holds, "its certificate does not hold"),
+        (r.details["units_seen"] and not any(a.startswith("no hidden units")
+                                             for a in r.assumptions + r.certificate.assumptions),
+         "not every unit was seen: an assumption is left"))
+    total = oracle.count  # the bound covers the verification queries too
+    count = FFN.check(total, reported=r.queries + r.verification_queries, at_most=True, d=net.d, m=m)
+    return Verdict(exact, count, why, f"{total} queries <= {count.expected}, "
+                   f"{total / len(net.parameters()):.2f} per parameter",
+                   {"d": net.d, "m": m, "bound": count.expected, "parameters": len(net.parameters())})
 
 
-def _edge_check(inst: Instance):
-    net = inst.model
-    expect = inst.grid  # what the unit level must report: "unit" (identified) or a word of the reason
+def _edge_check(case: NetworkCase) -> Verdict:
+    net = case.net
+    expect = case.expect  # what the unit level must report: "unit" (identified) or a word of the reason
     r = registry.get("ffn").learn(ExactOracle(net), m=net.m, seed=0)
     form_ok = r.details["function_form"] == net.function_form() and r.exact
+    reason = r.details["unit_reason"] or ""
     if expect == "unit":
-        ok = r.details["identifiable"] and r.model.unit_form() == net.unit_form()
+        ok, what = (r.details["identifiable"] and r.model.unit_form() == net.unit_form(),
+                    f"the units should be identified, got: {reason or 'other units'}")
     else:
-        ok = not r.details["identifiable"] and expect in r.details["unit_reason"]
+        ok, what = (not r.details["identifiable"] and expect is not None and expect in reason,
+                    f"the unit level should report {expect!r}, got: {reason or 'identified'}")
         if expect == "merged":  # the merged canonical form is still reported
             ok = ok and r.details["unit_forms"][0] == net.unit_form()
-    return form_ok and ok, True, (r.details["unit_reason"] or "unit level identified")[:60]
+    exact, why = conditions((form_ok, "the function is not exact"), (ok, what))
+    return Verdict(exact, True, why, (reason or "unit level identified")[:60])
 
 
-def _transformer_check(inst: Instance):
-    T = inst.model
+def _transformer_check(case: TransformerCase) -> Verdict:
+    T = case.model
     oracle = ExactOracle(T)
     r = registry.get("transformer").learn(oracle, m=T.m, seed=0)
     d = T.d
-    exact = (r.model.W == T.W and r.details["function_form"] == T.ffn.function_form()
-             and (not r.details["identifiable"] or r.model.ffn.unit_form() == T.ffn.unit_form())
-             and r.exact and r.certificate.check().holds)
-    count = r.queries == r.details["ffn_queries"] + 2 * (d * d + d) == oracle.count - r.verification_queries
-    formula = r.details["ffn_queries"] + 2 * (d * d + d)
-    return exact, count, f"{r.details['ffn_queries']} + 2(d² + d) = {r.queries} oracle calls", {
-        "d": d, "m": T.m, "queries": r.queries, "formula": formula}
+    exact, why = conditions(
+        (r.model.W == T.W, "the learned W differs from the model's"),
+        (r.details["function_form"] == T.ffn.function_form(), "the learned FFN function differs from the model's"),
+        (not r.details["identifiable"] or r.model.ffn.unit_form() == T.ffn.unit_form(),
+         "the learned FFN units differ from the model's"),
+        (r.exact, "the result is not labelled exact"),
+        (r.certificate.check().holds, "its certificate does not hold"))
+    q_ffn = r.details["ffn_queries"]  # the FFN part has a bound, not a count: within it, the rest is exact
+    bound = FFN(d=d, m=T.m)
+    count = TRANSFORMER.check(oracle.count - r.verification_queries, reported=r.queries, d=d, q_ffn=q_ffn,
+                              unmet="" if q_ffn <= bound else f"Q_FFN = {q_ffn} exceeds (m + 1)(d − 2) + 10m + 32 = {bound}")
+    return Verdict(exact, count, why, f"{q_ffn} + 2(d² + d) = {r.queries} oracle calls", {"d": d, "m": T.m})
 
 
-def _not_identifiable_check(inst: Instance):
+def _not_identifiable_check(case: TransformerCase) -> Verdict:
     try:
-        registry.get("transformer").learn(ExactOracle(inst.model), seed=0)
+        registry.get("transformer").learn(ExactOracle(case.model), seed=0)
     except NotIdentifiable as e:
-        return "Aᵀw = 0" in str(e), True, "NotIdentifiable: Aᵀw = 0"
-    return False, True, "no NotIdentifiable raised"
+        return Verdict("Aᵀw = 0" in str(e), True, f"NotIdentifiable, but not for Aᵀw = 0: {str(e)[:60]}",
+                       "NotIdentifiable: Aᵀw = 0")
+    return Verdict(False, True, "no NotIdentifiable raised")
 
 
 def transformer_claims(*, budget: str = "standard") -> list[Claim]:
@@ -72,23 +87,26 @@ def transformer_claims(*, budget: str = "standard") -> list[Claim]:
                   standard=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32)),
                   full=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32), (16, 32), (48, 48)))
     seeds = range(pick(budget, quick=2, standard=3, full=5))
-    nets = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", ReLUFFN.random(d, m, seed=s)) for d, m in shapes for s in seeds)
+    nets = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", NetworkCase(ReLUFFN.random(d, m, seed=s)))
+                 for d, m in shapes for s in seeds)
     edges = (
-        Instance("antipodal pair (units not all accounted for)", ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]],
-                                                                         [1, 2, -1]), grid="antipodal"),
-        Instance("duplicate unit (merged, flagged)", ReLUFFN([[1, 2, 0], [2, 4, 0], [0, 1, 1]], [1, 3, -1]),
-                 grid="merged"),
-        Instance("cancelled pair (linear residual)", ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, -1, -1]),
-                 grid="span"),
-        Instance("tent, m > d (every orientation)", ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2]), grid="orientations"),
-        Instance("structured: Hadamard rows", ReLUFFN([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]],
-                                                       [1, 2, 3, 4]), grid="unit"),
+        Instance("antipodal pair (units not all accounted for)",
+                 NetworkCase(ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, 2, -1]), "antipodal")),
+        Instance("duplicate unit (merged, flagged)",
+                 NetworkCase(ReLUFFN([[1, 2, 0], [2, 4, 0], [0, 1, 1]], [1, 3, -1]), "merged")),
+        Instance("cancelled pair (linear residual)",
+                 NetworkCase(ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, -1, -1]), "span")),
+        Instance("tent, m > d (every orientation)",
+                 NetworkCase(ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2]), "orientations")),
+        Instance("structured: Hadamard rows",
+                 NetworkCase(ReLUFFN([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], [1, 2, 3, 4]),
+                             "unit")),
     )
     tshapes = pick(budget, quick=((4, 4), (8, 8)), standard=((4, 4), (8, 8), (16, 16)),
                    full=((4, 4), (8, 8), (16, 16), (24, 24)))
-    trans = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", Transformer.random(d, m, seed=s))
+    trans = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", TransformerCase(Transformer.random(d, m, seed=s)))
                   for d, m in tshapes for s in seeds)
-    zero = (Instance("Aᵀw = 0", Transformer([[1, 0], [0, 1]], [[1, 1], [-1, -1]], [1, 1])),)
+    zero = (Instance("Aᵀw = 0", TransformerCase(Transformer([[1, 0], [0, 1]], [[1, 1], [-1, -1]], [1, 1]))),)
     return [
         Claim("FFN: exact canonical form, Q <= (m+1)(d-2)+10m+32", nets, _ffn_check),
         Claim("FFN edge cases: function exact, units as stated", edges, _edge_check, counts=False),
