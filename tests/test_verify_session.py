@@ -392,7 +392,7 @@ def test_resume_refuses_rows_without_an_identity(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, words", [
-    (["--scheduler-timeout", "-1"], "argument --scheduler-timeout: expected a positive number up to 1e6, got '-1'"),
+    (["--scheduler-timeout", "-1"], "argument --scheduler-timeout: expected a number of seconds > 0, got -1"),
     (["--scheduler-timeout", "nan"], "argument --scheduler-timeout:"),
     (["--jobs", "2", "--scheduler", "tcp://127.0.0.1:9"], "argument --scheduler: not allowed with argument --jobs"),
 ])
