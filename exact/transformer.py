@@ -26,13 +26,13 @@ from flint import arb, fmpq
 
 from .errors import InvalidArgument, ShapeError
 from .expfield import ExpPoly, ExpRatio
-from .ffn import ReLUFFN
+from .ffn import FunctionForm, ReLUFFN
 from .jsonfields import check_fields, check_kind, describe_json
 from .models import SingleHead, as_matrix
 from .numbers import format_rational
 from .sequences import Sequence, as_sequence
 
-__all__ = ["Transformer", "exp_sign"]
+__all__ = ["Transformer", "TransformerForm", "exp_sign"]
 
 
 def exp_sign(p: ExpPoly) -> int:
@@ -53,6 +53,17 @@ def exp_sign(p: ExpPoly) -> int:
         if b < 0:
             return -1
         prec *= 2
+
+
+@dataclass(frozen=True)
+class TransformerForm:
+    """A one-layer Transformer's canonical form: ``W`` and its FFN's function-level form."""
+
+    W: tuple
+    function_form: FunctionForm
+
+    def to_json(self) -> dict:
+        return {"W": [[format_rational(x) for x in row] for row in self.W], "function_form": self.function_form.to_json()}
 
 
 @dataclass(frozen=True)
@@ -176,15 +187,15 @@ class Transformer:
         ffn = ReLUFFN.random(d, m, seed=s2, grid=grid, bound=bound)
         return cls(head.W, ffn.A, ffn.w)
 
-    def canonical(self) -> tuple:
+    def canonical(self) -> "TransformerForm":
         """The form results are compared in: ``W`` (identifiable as it is) and the FFN's
         function-level form.
 
         >>> T = Transformer.random(2, 2, seed=0)
-        >>> T.canonical() == (T.W, T.ffn.function_form())
+        >>> T.canonical() == TransformerForm(T.W, T.ffn.function_form())
         True
         """
-        return (self.W, self.ffn.function_form())
+        return TransformerForm(self.W, self.ffn.function_form())
 
     def to_json(self) -> dict:
         """``{"kind": "transformer", "d": d, "m": m, "W": [[...]], "A": [[...]], "w": [...]}``."""

@@ -40,8 +40,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from ..errors import InvalidArgument, InvalidNumber
-from ..numbers import to_fraction
+from ..errors import ExactAttentionError, InvalidArgument, InvalidNumber
+from ..kinds import get_kind
+from ..numbers import format_rational, to_fraction
+from ..theorems import corpus_families
 from .load import CorpusInstance
 
 __all__ = ["Verdict", "Unreadable", "OUTCOMES", "formula", "judge", "check_oracle"]
@@ -103,21 +105,16 @@ class Unreadable:
 
 
 def formula(theorem: str, d: int, hints: dict) -> tuple[int, str]:
-    """The theorem's query count for this instance and its rule (``"exact"`` or ``"at most"``)."""
-    ffn = (hints.get("m", 0) + 1) * (d - 2) + 10 * hints.get("m", 0) + 32
-    if theorem == "4.1":
-        return d * d + d, "exact"
-    if theorem == "5.1":
-        r = hints["rank"]
-        return 2 * r * d - r * r + d, "exact"
-    if theorem == "kkg":
-        H = hints["heads"]
-        return 4 * H * d * d - 2 * H + 1, "exact"
-    if theorem == "ffn":
-        return ffn, "at most"
-    if theorem == "transformer":
-        return ffn + 2 * (d * d + d), "at most"
-    raise InvalidArgument(f"theorem: expected one of 4.1, 5.1, kkg, ffn, transformer, got {theorem!r}")
+    """The theorem's query count for this instance and its rule (``"exact"`` or ``"at most"``), from
+    the theorem table (:mod:`exact.theorems`).
+
+    >>> formula("4.1", 3, {}), formula("kkg", 2, {"heads": 2})
+    ((12, 'exact'), (29, 'exact'))
+    """
+    family = corpus_families().get(theorem)
+    if family is None:
+        raise InvalidArgument(f"theorem: expected one of {', '.join(corpus_families())}, got {theorem!r}")
+    return family.count(d, hints), family.rule
 
 
 class _Wrong(Exception):
@@ -136,89 +133,70 @@ def _num(x, where: str) -> Fraction:
     return Fraction(int(q.numerator), int(q.denominator))  # a plain Fraction: a subclass's == is not trusted
 
 
-def _mat(x, where: str) -> list:
-    if not isinstance(x, (list, tuple)) or not all(isinstance(r, (list, tuple)) for r in x):
-        raise _Wrong(f"{where}: expected a list of rows")
-    return [[_num(v, f"{where}[{i}][{j}]") for j, v in enumerate(r)] for i, r in enumerate(x)]
+def _plain(x, where: str):
+    """The learner's answer with every number as a plain exact ``"p/q"`` (lists and dicts kept)."""
+    if isinstance(x, dict):
+        return {k: _plain(v, f"{where}.{k}" if where else str(k)) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v, f"{where}[{i}]") for i, v in enumerate(x)]
+    return format_rational(_num(x, where))
 
 
-def _vec(x, where: str) -> list:
-    if not isinstance(x, (list, tuple)):
-        raise _Wrong(f"{where}: expected a list")
-    return [_num(v, f"{where}[{i}]") for i, v in enumerate(x)]
-
-
-def _field(returned, key: str):
-    if not isinstance(returned, dict) or key not in returned:
-        raise _Wrong(f"the learner must return a dict with {key!r}")
-    return returned[key]
-
-
-def _first_difference(name: str, got, want) -> str | None:
-    """Where two equal-shaped nested lists of Fractions first differ, as text."""
-    if len(got) != len(want):
-        return f"{name} has {len(got)} entries, the reference {len(want)}"
-    for k, (g, w) in enumerate(zip(got, want)):
-        if isinstance(w, (list, tuple)):
-            diff = _first_difference(f"{name}[{k}]", g, w)
+def _difference(got, want, path: str = "") -> str | None:
+    """Where two canonical forms (as JSON) first differ, as text."""
+    if isinstance(want, dict) and isinstance(got, dict):
+        for key in want:
+            diff = _difference(got.get(key), want[key], f"{path}.{key}" if path else key)
             if diff:
                 return diff
-        elif g != w:
-            return f"{name}[{k}] = {g} but the reference is {w} (off by {float(g - w):.3g})"
+        return None
+    if isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            return f"{path}: {len(got)} returned, the reference has {len(want)}"
+        for k, (g, w) in enumerate(zip(got, want)):
+            diff = _difference(g, w, f"{path}[{k}]")
+            if diff:
+                return diff
+        return None
+    if got != want:
+        try:
+            off = f" (off by {float(Fraction(got) - Fraction(want)):.3g})"
+        except (TypeError, ValueError, ZeroDivisionError):
+            off = ""
+        return f"{path} = {got} but the reference is {want}{off}"
     return None
 
 
 def judge(instance: CorpusInstance, returned) -> tuple[bool, str]:
-    """(exact, message) for the learner's ``returned`` dict on ``instance``."""
-    from ..canonical import canonical_form
-    from ..ffn import ReLUFFN
-    from ..multihead import MultiHead
+    """(exact, message) for the learner's ``returned`` dict on ``instance``.
 
-    truth = instance.model
+    The answer is read as a model of the family's kind (its ``fields``, exact numbers) and
+    compared with the instance's model by their ``canonical()`` forms, the form results are
+    compared in everywhere (:mod:`exact.kinds`); a difference is named by where the two
+    canonical forms first differ.
+    """
+    family = corpus_families()[instance.theorem]
+    kind = get_kind(family.kind)
     try:
-        if instance.theorem in ("4.1", "5.1"):
-            W, v = _mat(_field(returned, "W"), "W"), _vec(_field(returned, "v"), "v")
-            diff = _first_difference("W", W, [list(r) for r in truth.W]) or _first_difference("v", v, list(truth.v))
-            return diff is None, diff or "W and v equal the reference exactly"
-        if instance.theorem == "kkg":
-            heads = _field(returned, "heads")
-            if not isinstance(heads, (list, tuple)) or not all(isinstance(h, dict) for h in heads):
-                raise _Wrong("heads: expected a list of {'W', 'v'} objects")
-            parsed = [(_mat(_field(h, "W"), f"heads[{k}].W"), _vec(_field(h, "v"), f"heads[{k}].v"))
-                      for k, h in enumerate(heads)]
-            got = canonical_form(MultiHead(parsed, d=instance.d)) if parsed else None
-            want = canonical_form(truth)
-            if got == want:
-                return True, f"canonical form equal ({want.H} head(s))"
-            return False, _kkg_difference(got, want)
-        if instance.theorem == "ffn":
-            net = ReLUFFN(_mat(_field(returned, "A"), "A"), _vec(_field(returned, "w"), "w"))
-            ok = net.d == truth.d and net.function_form() == truth.function_form()
-            return ok, "the same function" if ok else "a different function (canonical function forms differ)"
-        W = _mat(_field(returned, "W"), "W")
-        diff = _first_difference("W", W, [list(r) for r in truth.W])
-        if diff:
-            return False, diff
-        net = ReLUFFN(_mat(_field(returned, "A"), "A"), _vec(_field(returned, "w"), "w"))
-        ok = net.d == truth.d and net.function_form() == truth.ffn.function_form()
-        return ok, "W exactly, the same network" if ok else "W exactly, but a different network"
+        if not isinstance(returned, dict):
+            raise _Wrong("the learner must return a dict")
+        missing = [k for k in family.fields if k not in returned]
+        if missing:
+            raise _Wrong(f"the learner must return a dict with {missing[0]!r}")
+        data = _plain({k: returned[k] for k in family.fields}, "")
+        learned = kind.model_class.from_json({"kind": family.kind, "d": instance.d, **data})
     except _Wrong as e:
         return False, f"malformed result: {e}"
-    except InvalidArgument as e:
+    except ExactAttentionError as e:
         return False, f"malformed result: {e}"
+    got, want = learned.canonical(), instance.model.canonical()
+    if got == want:
+        return True, f"equal to the reference as {family.kind} canonical forms"
+    return False, _difference(_json(got), _json(want)) or "the canonical forms differ"
 
 
-def _kkg_difference(got, want) -> str:
-    if got is None:
-        return f"no heads returned; the reference has {want.H}"
-    if got.H != want.H:
-        return f"{got.H} canonical head(s) returned, the reference has {want.H}"
-    for k, (g, w) in enumerate(zip(got.heads, want.heads)):
-        diff = _first_difference(f"head {k}: W", [list(r) for r in g.W], [list(r) for r in w.W]) or \
-            _first_difference(f"head {k}: v", list(g.v), list(w.v))
-        if diff:
-            return diff
-    return "canonical forms differ"
+def _json(form):
+    return form.to_json() if hasattr(form, "to_json") else form
 
 
 def check_oracle(instance: CorpusInstance, digits: int = 45) -> str | None:

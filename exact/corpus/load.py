@@ -27,11 +27,13 @@ from typing import Any
 
 from ..errors import ExactAttentionError, InvalidArgument, InvalidNumber
 from ..numbers import to_fraction
+from ..theorems import corpus_families
 
 __all__ = ["Corpus", "CorpusInstance", "CorpusQuery", "load_corpus", "instance_id", "THEOREMS"]
 
-THEOREMS = ("4.1", "5.1", "kkg", "ffn", "transformer")
-_HINTS = {"4.1": (), "5.1": ("rank",), "kkg": ("heads",), "ffn": ("m",), "transformer": ("m",)}
+#: The theorems with a corpus family, and what each grants a learner (the theorem table's).
+THEOREMS = tuple(corpus_families())
+_HINTS = {key: family.hints for key, family in corpus_families().items()}
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from .low_rank import low_rank_claims
 from .multihead import multihead_claims
 from .noisy import noisy_claims
 from .single_head import single_head_claims
-from .transformer import transformer_claims
+from .transformer import ffn_claims, transformer_claims
 
 __all__ = [
     "THEOREMS",
@@ -46,38 +46,41 @@ __all__ = [
     "kkg_claims",
     "noisy_claims",
     "transformer_claims",
+    "ffn_claims",
+    "theorem_keys",
     "lemma_claims",
 ]
 
-THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer", "lemmas")
+def theorem_keys() -> tuple[str, ...]:
+    """The theorems ``verify`` runs: the theorem table's, then each learner plug-in's that states claims."""
+    from ..theorems import verify_theorems
 
-_BUILDERS = {  # 4.1 also takes max_d
-    "5.1": low_rank_claims,
-    "6.1": noisy_claims,
-    "7.1": multihead_claims,
-    "kkg": kkg_claims,
-    "transformer": transformer_claims,
-    "lemmas": lemma_claims,
-}
+    return tuple(verify_theorems())
 
 
-def claims(theorems=THEOREMS, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[Claim]:
-    """The claims of the given theorems, their sweeps sized by ``budget`` (``"quick"``, ``"standard"``, ``"full"``).
+#: The built-in theorems (the theorem table's keys); :func:`theorem_keys` adds the plug-ins'.
+THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
 
-    Theorems: ``"4.1"`` single head, ``"5.1"`` low rank, ``"6.1"`` noisy and threshold oracles,
-    ``"7.1"`` non-identifiable multi-head families, ``"kkg"`` canonical multi-head recovery,
-    ``"transformer"`` the ReLU FFN and the one-layer Transformer, ``"lemmas"`` the identities
-    the learners rest on.  ``max_d`` bounds the Theorem 4.1 random sweep.
+
+def claims(theorems=None, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[Claim]:
+    """The claims of the given theorems (default: every one), their sweeps sized by ``budget``
+    (``"quick"``, ``"standard"``, ``"full"``), in the theorem table's order (:mod:`exact.theorems`).
+
+    ``max_d`` bounds the Theorem 4.1 random sweep.
 
     >>> [c.name for c in claims(("lemmas",))][:1]
     ['Logit primitive: f([b+u; b]) = vᵀb + σ(uᵀWb)·vᵀu']
     """
-    unknown = set(theorems) - set(THEOREMS)
+    from ..theorems import verify_theorems
+
+    table = verify_theorems()
+    theorems = tuple(table) if theorems is None else tuple(theorems)
+    unknown = set(theorems) - set(table)
     if unknown:
-        raise InvalidArgument(f"theorem: expected some of {', '.join(THEOREMS)}, got {', '.join(sorted(unknown))}")
+        raise InvalidArgument(f"theorem: expected some of {', '.join(table)}, got {', '.join(sorted(unknown))}")
     check_budget(budget)
     out: list[Claim] = []
-    for theorem in THEOREMS:
-        if theorem in theorems:
-            out += single_head_claims(max_d=max_d, budget=budget) if theorem == "4.1" else _BUILDERS[theorem](budget=budget)
+    for key, theorem in table.items():
+        if key in theorems:
+            out += theorem.build_claims(budget=budget, max_d=max_d)
     return out

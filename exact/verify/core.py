@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..formulas import Count
 from .ids import ClaimId, InstanceId, parse_id
 
 __all__ = [
@@ -44,52 +45,6 @@ class Instance(Generic[C]):
 
     name: str
     case: C
-
-
-@dataclass(frozen=True)
-class Count:
-    """One instance's query count: what the oracle counted against the formula's value.
-
-    ``reported`` is what the learner says it asked (it must agree with the oracle);
-    ``at_most`` makes the formula a bound; ``longest`` and ``longest_expected`` compare the
-    longest query's length where the theorem states it; ``unmet`` names a further condition
-    of the claim's count rule that failed.
-    """
-
-    counted: int
-    expected: int
-    text: str
-    reported: int | None = None
-    at_most: bool = False
-    longest: int | None = None
-    longest_expected: int | None = None
-    unmet: str = ""
-
-    @property
-    def holds(self) -> bool:
-        within = self.counted <= self.expected if self.at_most else self.counted == self.expected
-        return (within and self.reported in (None, self.counted) and not self.unmet
-                and (self.longest_expected is None or self.longest == self.longest_expected))
-
-    def reason(self) -> str:
-        """Why the count does not hold (empty when it does)."""
-        out = []
-        if self.counted > self.expected or (not self.at_most and self.counted != self.expected):
-            out.append(f"the oracle counted {self.counted} queries, {'more than ' if self.at_most else ''}"
-                       f"{self.text} = {self.expected}")
-        if self.reported is not None and self.reported != self.counted:
-            out.append(f"the learner reported {self.reported}" + ("" if out else f", the oracle counted {self.counted}"))
-        if self.longest_expected is not None and self.longest != self.longest_expected:
-            out.append(f"the longest query has length {self.longest}, expected {self.longest_expected}")
-        if self.unmet:
-            out.append(self.unmet)
-        return "; ".join(out)
-
-    def metrics(self) -> dict:
-        out: dict = {"queries": self.counted, "formula": self.expected}
-        if self.reported is not None and self.reported != self.counted:
-            out["reported"] = self.reported
-        return out
 
 
 def conditions(*pairs: tuple[bool, str]) -> tuple[bool, str]:

@@ -1,79 +1,9 @@
-"""The query counts the papers state, written out here, independently of any learner.
+"""The papers' query counts, as ``verify`` checks them: see :mod:`exact.formulas`."""
 
-A count claim compares the queries the **oracle** counted with these formulas; a learner's
-own ``query_count`` (its registry spec) is never the yardstick, so a learner and its stated
-count cannot drift together.  A test checks that every registered learner states the same
-counts as these formulas.
-
-Each :class:`Formula` has its text, as the tables print it, and its value.
-
-Examples
---------
->>> SINGLE_HEAD(d=3), SINGLE_HEAD.text
-(12, 'd² + d')
->>> LOW_RANK(d=64, r=4), LOW_RANK_FOUND(d=64, r=4), CS(d=8, r=2, C=3.5)
-(560, 620, 120)
->>> KKG_PAPER(d=8, H=4), KKG_FAST(d=8, H=4), FFN(d=8, m=8), TRANSFORMER(d=4, q_ffn=50)
-(1017, 506, 114, 90)
-"""
-
-from __future__ import annotations
-
-import math
-from collections.abc import Callable
-from dataclasses import dataclass, field
-
-from .core import Count
+from ..formulas import (CS, CS_MEASUREMENTS, FFN, KKG_FAST, KKG_LOWER, KKG_PAPER, LOW_RANK, LOW_RANK_FOUND, NOISY, REFINE,
+                        SINGLE_HEAD, TRANSFORMER, ZERO_V, Count, Formula)
 
 __all__ = [
-    "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "FFN", "TRANSFORMER", "ZERO_V",
+    "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE",
+    "KKG_PAPER", "KKG_FAST", "KKG_LOWER", "FFN", "TRANSFORMER", "ZERO_V",
 ]
-
-
-@dataclass(frozen=True)
-class Formula:
-    """A stated count: ``text`` as written in the paper (or in SPEC, for the plans beyond it) and its value."""
-
-    text: str
-    value: Callable[..., int] = field(repr=False)
-    source: str = ""
-
-    def __call__(self, **kwargs) -> int:
-        return int(self.value(**kwargs))
-
-    def check(self, counted: int, *, reported: int | None = None, at_most: bool = False, longest: int | None = None,
-              longest_expected: int | None = None, unmet: str = "", **values) -> Count:
-        """The :class:`~exact.verify.core.Count` of ``counted`` oracle queries against this formula at ``values``."""
-        return Count(counted, self(**values), self.text, reported, at_most, longest, longest_expected, unmet)
-
-
-#: Theorem 4.1 [BSHK26]: one query per token e_i for v, one per entry of W.
-SINGLE_HEAD = Formula("d² + d", lambda d: d * d + d, "Theorem 4.1 [BSHK26]")
-#: Theorem 4.1, v = 0: the d queries for v, after which nothing more can be learned.
-ZERO_V = Formula("d", lambda d: d, "Theorem 4.1 [BSHK26], step 2")
-#: The exact sketch learner (SPEC 3.3, beyond): the rank-r manifold's dimension plus d for v.
-LOW_RANK = Formula("2rd − r² + d", lambda d, r: 2 * r * d - r * r + d, "SPEC 3.3 (beyond Theorem 5.1)")
-#: The same with r found adaptively: one more column per direction beyond the rank, d − r of them.
-LOW_RANK_FOUND = Formula("2rd − r² + 2d − r", lambda d, r: 2 * r * d - r * r + 2 * d - r, "SPEC 3.3 (beyond)")
-#: Theorem 5.1 [BSHK26]: m = ⌈C·2rd⌉ rank-one projections.
-CS_MEASUREMENTS = Formula("⌈C·2rd⌉", lambda d, r, C: math.ceil(C * 2 * r * d), "Theorem 5.1 [BSHK26]")
-#: Theorem 5.1 [BSHK26]: d queries for v and the m projections.
-CS = Formula("d + ⌈C·2rd⌉", lambda d, r, C: d + math.ceil(C * 2 * r * d), "Theorem 5.1 [BSHK26]")
-#: Theorem 6.1 [BSHK26] and App. B (value-query equivalents): one query per parameter.
-NOISY = Formula("d² + d", lambda d: d * d + d, "Theorem 6.1 [BSHK26]")
-#: The refining learner (beyond): a pilot run and a second run at the pilot's scales.
-REFINE = Formula("2(d² + d)", lambda d: 2 * (d * d + d), "SPEC 3.4 (beyond)")
-#: [KKG26]: 2d² − 1 blocks, the first of 2H + 1 samples, the others of 2H.
-KKG_PAPER = Formula("4Hd² − 2H + 1", lambda d, H: 4 * H * d * d - 2 * H + 1, "[KKG26]")
-#: The fast plan (SPEC 3.7, beyond), generic instances: group 1's d blocks (the first of 2H + 1
-#: samples), its d − 1 links of 2H − 1, and d − 1 blocks of 2H − 1 for each of the other d − 1 groups.
-KKG_FAST = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H − 1)d(d − 1)",
-                   lambda d, H: (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (d - 1),
-                   "SPEC 3.7 (beyond)")
-#: The parameter count of H heads: no plan reading one number per query does with fewer.
-KKG_LOWER = Formula("H(d² + d)", lambda d, H: H * (d * d + d), "SPEC 3.7")
-#: The ReLU FFN learner (SPEC 3.6): the bound a run stays within, its verification included.
-FFN = Formula("(m + 1)(d − 2) + 10m + 32", lambda d, m: (m + 1) * max(d - 2, 0) + 10 * m + 32, "docs/ffn.md")
-#: SPEC 3.5 [BSHK26]: the FFN's queries on one-token inputs, and two calls per single-head query.
-TRANSFORMER = Formula("Q_FFN + 2(d² + d)", lambda d, q_ffn: q_ffn + 2 * (d * d + d), "SPEC 3.5 [BSHK26]")

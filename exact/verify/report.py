@@ -6,15 +6,13 @@ from .. import __version__
 
 __all__ = ["markdown_report"]
 
-_TITLES = {
-    "4.1": "Theorem 4.1 [BSHK26]: a single head, exactly, from d² + d queries",
-    "5.1": "Theorem 5.1 [BSHK26]: low-rank heads",
-    "6.1": "Theorem 6.1 and App. B [BSHK26]: noisy and threshold oracles",
-    "7.1": "Proposition 7.1 [BSHK26]: non-identifiable multi-head parameterisations",
-    "kkg": "[KKG26]: the canonical multi-head form, exactly",
-    "transformer": "[BSHK26]: ReLU FFN extraction and the one-layer Transformer",
-    "lemmas": "The identities the learners rest on",
-}
+
+
+def _title(theorem) -> str:
+    from ..theorems import verify_theorems
+
+    row = verify_theorems().get(theorem)
+    return row.title if row is not None else (theorem or "Other claims")
 
 
 def _cell(text: str) -> str:
@@ -66,7 +64,7 @@ def markdown_report(reports, *, budget: str = "standard", max_d: int = 16, secon
     failures = []
     theorem_of = [r.id.theorem if r.id is not None else "" for r in reports]
     for theorem in dict.fromkeys(theorem_of):
-        lines += ["", f"## {_TITLES.get(theorem, theorem or 'Other claims')}", "",
+        lines += ["", f"## {_title(theorem)}", "",
                   "| claim | instances | exact | count | queries / formula | seconds | status |",
                   "|---|---:|---:|---:|---:|---:|---|"]
         for th, r in zip(theorem_of, reports):

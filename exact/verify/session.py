@@ -124,8 +124,9 @@ def select(options: VerifyOptions, budget: str) -> list[Entry]:
     InvalidArgument
         A ``--task`` that is no identity, or names nothing in this sweep.
     """
-    from . import THEOREMS
+    from . import theorem_keys
 
+    THEOREMS = theorem_keys()
     theorems = [t for t in options.targets if t in THEOREMS] + list(options.theorems)
     words = [t for t in options.targets if t not in THEOREMS]
     picked = [_task(text) for text in options.tasks]

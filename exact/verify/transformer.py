@@ -12,7 +12,7 @@ from .cases import NetworkCase, TransformerCase
 from .core import Claim, Instance, Verdict, conditions
 from .formulas import FFN, TRANSFORMER
 
-__all__ = ["transformer_claims"]
+__all__ = ["ffn_claims", "transformer_claims"]
 
 
 def _ffn_check(case: NetworkCase) -> Verdict:
@@ -81,8 +81,8 @@ def _not_identifiable_check(case: TransformerCase) -> Verdict:
     return Verdict(False, True, "no NotIdentifiable raised")
 
 
-def transformer_claims(*, budget: str = "standard") -> list[Claim]:
-    """FFN extraction (exact, within the count), its edge cases, the Transformer reduction."""
+def ffn_claims(*, budget: str = "standard") -> list[Claim]:
+    """FFN extraction (exact, within the count, every unit accounted for) and its edge cases."""
     shapes = pick(budget, quick=((4, 4), (8, 8), (8, 4), (8, 16)),
                   standard=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32)),
                   full=((4, 4), (8, 8), (16, 16), (8, 4), (8, 16), (32, 32), (16, 32), (48, 48)))
@@ -102,14 +102,21 @@ def transformer_claims(*, budget: str = "standard") -> list[Claim]:
                  NetworkCase(ReLUFFN([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], [1, 2, 3, 4]),
                              "unit")),
     )
+    return [
+        Claim("FFN: exact canonical form, Q <= (m+1)(d-2)+10m+32", nets, _ffn_check),
+        Claim("FFN edge cases: function exact, units as stated", edges, _edge_check, counts=False),
+    ]
+
+
+def transformer_claims(*, budget: str = "standard") -> list[Claim]:
+    """The Transformer reduction: exact W and FFN in Q_FFN + 2(d² + d) calls, and the Aᵀw = 0 refusal."""
+    seeds = range(pick(budget, quick=2, standard=3, full=5))
     tshapes = pick(budget, quick=((4, 4), (8, 8)), standard=((4, 4), (8, 8), (16, 16)),
                    full=((4, 4), (8, 8), (16, 16), (24, 24)))
     trans = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", TransformerCase(Transformer.random(d, m, seed=s)))
                   for d, m in tshapes for s in seeds)
     zero = (Instance("Aᵀw = 0", TransformerCase(Transformer([[1, 0], [0, 1]], [[1, 1], [-1, -1]], [1, 1]))),)
     return [
-        Claim("FFN: exact canonical form, Q <= (m+1)(d-2)+10m+32", nets, _ffn_check),
-        Claim("FFN edge cases: function exact, units as stated", edges, _edge_check, counts=False),
         Claim("Transformer: exact W and FFN, Q_FFN + 2(d²+d) calls", trans, _transformer_check),
         Claim("Transformer: Aᵀw = 0 raises NotIdentifiable", zero, _not_identifiable_check, counts=False),
     ]

@@ -41,16 +41,20 @@ def check_diagonal(model, transcript, conditions):
 
 def verify_claims(budget):
     """The claims ``exact-attention verify`` checks for this learner: exact on random diagonal
-    heads, with exactly 2d queries (the count stated here, apart from the learner)."""
+    heads, with exactly 2d queries as the oracle counts them (the count stated here, apart from
+    the learner)."""
     from exact import ExactOracle
-    from exact.verify import Claim, Instance
+    from exact.formulas import Formula
+    from exact.verify import Claim, Instance, Verdict
 
-    def check(inst):
-        truth = inst.model
+    two_d = Formula("2d", lambda d: 2 * d)
+
+    def check(truth):
         oracle = ExactOracle(truth)
         result = learn_diagonal(oracle)
         exact = result.model == truth and result.certificate.check().holds
-        return exact, oracle.count - result.verification_queries == 2 * truth.d, f"{result.queries} = 2d queries"
+        count = two_d.check(oracle.count - result.verification_queries, reported=result.queries, d=truth.d)
+        return Verdict(exact, count, "" if exact else "the learned head differs", f"{result.queries} = 2d queries")
 
     sizes = {"quick": (1, 2, 3), "standard": (1, 2, 3, 5, 8), "full": (1, 2, 3, 5, 8, 16)}[budget]
     heads = []
