@@ -61,7 +61,7 @@ def test_claims_without_counts_show_a_dash_and_ignore_the_count():
 def test_claims_selection():
     names = [c.name for c in claims(("5.1",), budget="quick")]
     assert names and all(n.startswith("Thm 5.1") for n in names)
-    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, transformer, lemmas, got 9.9"):
+    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, ffn, transformer, lemmas, got 9.9"):
         claims(("9.9",))
     with pytest.raises(ValueError, match="budget: expected one of quick, standard, full, got 'huge'"):
         claims(("4.1",), budget="huge")
@@ -300,7 +300,7 @@ def test_report_and_plots_are_written_and_valid(tmp_path, capsys):
     assert cli.main(argv) == 0
     err = capsys.readouterr().err
     text = report.read_text()
-    for title in ("## Theorem 5.1", "## Theorem 6.1", "## [KKG26]", "## [BSHK26]: ReLU FFN", "## Failures"):
+    for title in ("## Theorem 5.1", "## Theorem 6.1", "## [KKG26]", "## Exact ReLU FFN", "## Failures"):
         assert title in text
     assert "| claim | instances | exact | count | queries / formula | seconds | status |" in text
     row = next(line for line in text.splitlines() if line.startswith("| KKG26: canonical form exactly"))

@@ -61,7 +61,7 @@ def draw_plots(reports, directory) -> list[str]:
     for name, draw, data in (
         ("phase.png", _phase, _metrics(reports, "5.1", "success")),
         ("noise.png", _noise, _metrics(reports, "6.1", "tau")),
-        ("ffn.png", _ffn, _metrics(reports, "transformer", "parameters")),
+        ("ffn.png", _ffn, _metrics(reports, "ffn", "parameters")),
         ("multihead.png", _multihead, _metrics(reports, "kkg", "plan")),
     ):
         if not data:
