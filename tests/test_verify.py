@@ -65,7 +65,7 @@ def test_claims_selection():
         claims(("9.9",))
     with pytest.raises(ValueError, match="budget: expected one of quick, standard, full, got 'huge'"):
         claims(("4.1",), budget="huge")
-    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "transformer", "lemmas")
+    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
     names = [c.name for c in claims(("transformer",), budget="quick")]
     assert any(n.startswith("FFN: exact") for n in names) and any(n.startswith("Transformer: exact") for n in names)
     lemmas = [c.name for c in claims(("lemmas",), budget="quick")]
