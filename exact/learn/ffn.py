@@ -275,12 +275,18 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int, interi
             seen.extend(zip(ts, values))
             return values
 
-        scan = scan_segment(
-            h,
-            start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
-            max_breakpoints=max_units if m is None else m,
-            interior=_interior_points(rng) if interior else None,
-        )
+        try:
+            scan = scan_segment(
+                h,
+                start=scans[-1].end if scans else None,  # g(q) ends the first segment and starts the second
+                max_breakpoints=max_units if m is None else m,
+                interior=_interior_points(rng) if interior else None,
+            )
+        except OracleInconsistent:
+            if m is None:
+                raise
+            _refute_m(samples + [seen], m)  # only what the samples prove refutes m
+            raise PathRetry(f"the search accepted more than m = {m} breakpoints, but its samples prove no more") from None
         scans.append(scan)
         samples.append(seen)
         pair = _pair(P, D) if d > 1 else (0, 0)
@@ -290,8 +296,9 @@ def _attempt(reader: _Reader, rng, d: int, m: int | None, max_units: int, interi
     first, second = regions
     _refute_m(samples, m)
     if sum(len(s.breakpoints) for s in scans) > (m if m is not None else max_units):
-        raise OracleInconsistent(f"the path crosses more hyperplanes than m = {m}" if m is not None else
-                                 f"more than {max_units} hyperplanes: raise max_units")
+        if m is not None:  # accepted, not proved: the search, not the black box, is in doubt
+            raise PathRetry(f"the search accepted more than m = {m} breakpoints, but its samples prove no more")
+        raise OracleInconsistent(f"more than {max_units} hyperplanes: raise max_units")
     for attempt in range(3):
         # the corner region: the same as the first segment's last unless a hyperplane passes through q
         _gradients(reader, first + second[1:], d)
@@ -437,12 +444,13 @@ _CHECK_BITS = 62
 
 def failure_bound(m: int, paths: int = 1) -> float:
     """The probability, over the seed, that "all m units seen" holds for a wrong function:
-    at most ``m²·2/(2R − 3)`` per check path, ``R = 2^62`` (Schwartz–Zippel, docs/ffn.md).
+    at most ``2m²/(2R − 3)`` per check path drawn, ``R = 2^62`` (Schwartz–Zippel, docs/ffn.md),
+    rounded up.
 
     >>> failure_bound(128) < 2.0 ** -47
     True
     """
-    return paths * m * m * 2.0 / (2.0 * 2.0**_CHECK_BITS - 3.0)
+    return math.nextafter(paths * m * m * 2.0 / (2.0 * 2.0**_CHECK_BITS - 3.0), math.inf)
 
 
 def _proved(samples) -> list:
@@ -453,17 +461,18 @@ def _planes(n: int) -> str:
     return f"{n} distinct hyperplane{'s' if n != 1 else ''}"
 
 
-def _refute_m(samples, m) -> None:
+def _refute_m(samples, m, path: str = "search path") -> None:
     """More distinct hyperplanes proved on the path than ``m``: the stated bound is false."""
     if m is None:
         return
     n = sum(b.count for b in _proved(samples))
     if n > m:
-        raise OracleInconsistent(f"m = {m} is too small: the search path's exact samples prove {_planes(n)}, "
+        raise OracleInconsistent(f"m = {m} is too small: the {path}'s exact samples prove {_planes(n)}, "
                                  f"so the black box has at least {n} hidden unit{'s' if n > 1 else ''}")
 
 
-def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm, interior: bool = False) -> Sighting:
+def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm, interior: bool = False,
+                drawn: int = 1) -> Sighting:
     """The second path of the "all m units seen" rule: it must prove ``m`` hyperplanes at determined points,
     each on exactly one learned hyperplane (raises :class:`PathRetry` when the learned form is refuted)."""
     R = 1 << _CHECK_BITS
@@ -483,14 +492,17 @@ def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm, interi
             seen.extend(zip(ts, values))
             return values
 
-        scan = scan_segment(h, start=end, max_breakpoints=m, interior=_interior_points(rng) if interior else None)
+        try:
+            scan = scan_segment(h, start=end, max_breakpoints=m, interior=_interior_points(rng) if interior else None)
+        except OracleInconsistent:
+            _refute_m(samples + [seen], m, "check path")
+            raise PathRetry(f"the check path's search accepted more than m = {m} breakpoints, but its samples prove "
+                            "no more") from None
         end = scan.end
         samples.append(seen)
+    _refute_m(samples, m, "check path")
     proved = _proved(samples)
     total = sum(b.count for b in proved)
-    if total > m:
-        raise OracleInconsistent(f"m = {m} is too small: the check path's exact samples prove {_planes(total)}, "
-                                 f"so the black box has at least {total} hidden unit{'s' if total > 1 else ''}")
     if total < m or any(b.positions is None for b in proved):
         return Sighting(False, f"the check path proves {total} of the {m} hyperplanes at determined points "
                         "(two of them cross it closer together than its samples resolve)", total)
@@ -503,7 +515,8 @@ def _check_path(reader: _Reader, rng, d: int, m: int, form: FunctionForm, interi
             raise PathRetry("the check path's crossings do not lie one on each learned hyperplane: the learned "
                             "function is not the black box's")
     return Sighting(True, f"all {m} units seen: a check path proves {m} distinct hyperplanes, each on exactly one "
-                    f"learned hyperplane (wrong with probability <= {failure_bound(m):.1e} over the path seed)", total)
+                    f"learned hyperplane (wrong with probability <= {failure_bound(m, drawn):.1e} over the path seed, "
+                    f"{drawn} check path{'s' if drawn > 1 else ''} drawn)", total)
 
 
 @dataclass(frozen=True)
@@ -543,13 +556,15 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
     rng = np.random.default_rng(seed)
     reader = _Reader(ask, d)
     last = ""
+    drawn = 0  # check paths drawn: the failure bound is a union over them
     for attempt in range(retries + 1):
         try:
             form, samples, _ = _attempt(reader, rng, d, m, max_units, interior)
             proved = sum(b.count for b in _proved(samples))
             orientation = orient(form)
             if m is not None and len(form.normals) == m:
-                sighting = _check_path(reader, rng, d, m, form, interior)
+                drawn += 1
+                sighting = _check_path(reader, rng, d, m, form, interior, drawn)
             else:
                 found = len(form.normals)
                 sighting = Sighting(False, "no m given" if m is None else (
@@ -705,15 +720,9 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
     ('among networks with at most 2 hidden units', 'for a search path independent of the network (its seed drawn independently of it)')
     """
     d = oracle_dimension(oracle)
-    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
-        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
-    for name, value in (("retries", retries), ("max_units", max_units)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
+    check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=interior)
     if seed is None:
         seed = secrets.randbits(63)
-    elif not _seed_ok(seed):
-        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
     if not oracle.exact:
         raise InvalidArgument("oracle: the ReLU learner reads exact rational answers; this oracle is approximate")
     run = Run(SPEC, oracle, mode="certified", queries=ffn_query_bound(d, m) - DEFAULT_FFN_CHECKS if m is not None else None,
@@ -728,6 +737,19 @@ def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_
 
 def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
+
+
+def check_options(*, m, seed, retries, max_units, interior: bool = False) -> None:
+    """The ReLU learners' options, checked before any query (:class:`~exact.errors.InvalidArgument`)."""
+    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
+        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
+    for name, value in (("retries", retries), ("max_units", max_units)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
+    if seed is not None and not _seed_ok(seed):
+        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
+    if not isinstance(interior, bool):
+        raise InvalidArgument(f"interior: expected True or False, got {interior!r}")
 
 
 def ffn_conditions(seed: int, retries: int, m, interior: bool) -> dict:

@@ -17,10 +17,12 @@ length ``2j`` starting at change ``i`` the breakpoints are forced into the gaps
 breakpoint is the crossing of the lines through ``(t_{i+2l−1}, t_{i+2l})`` and
 ``(t_{i+2l+1}, t_{i+2l+2})``; if those lines do not cross inside the gap, the run needs
 one breakpoint more, and ``count`` is raised by one.  A run of length 1 at a sample ``i``
-with ``2 <= i <= n − 3`` puts the breakpoint exactly at that sample (inside a
-neighbouring gap it would change the neighbouring chord too).  A run of odd length
-``>= 3``, or of length 1 next to an end sample, leaves a choice, so the positions are then
-not determined.
+with ``2 <= i <= n − 3``, and no other change at ``i − 2`` or ``i + 2``, puts the breakpoint
+exactly at that sample: inside a neighbouring gap it would change the neighbouring chord too,
+and that chord is a line of ``h`` because no other breakpoint can lie beside it.  A run of
+odd length ``>= 3``, or of length 1 next to an end sample or two samples from another
+change (whose breakpoint may then sit in the chord between), leaves a choice, so the
+positions are then not determined.
 
 The ReLU learner uses this as the part of its proof that no oracle answer can fool: it
 depends on nothing but the samples (see ``docs/ffn.md``, "All m units seen").
@@ -90,6 +92,7 @@ def proved_breakpoints(samples) -> Breakpoints:
         return Breakpoints(0, ())
     sig = [_slope(ts[i], ys[i], ts[i + 1], ys[i + 1]) for i in range(n - 1)]
     changes = [i for i in range(1, n - 1) if sig[i - 1] != sig[i]]
+    change_set = set(changes)
     runs: list = []
     for i in changes:
         if runs and runs[-1][-1] == i - 1:
@@ -102,8 +105,10 @@ def proved_breakpoints(samples) -> Breakpoints:
         r = len(run)
         count += (r + 1) // 2
         if r == 1:
-            # at its sample, unless a neighbouring chord could hold it unseen (next to an end sample)
-            if run[0] in (1, n - 2):
+            # at its sample, unless a neighbouring chord could hold it unseen: next to an end sample,
+            # or two samples from another change, whose breakpoint may sit in the chord between
+            i = run[0]
+            if i in (1, n - 2) or i - 2 in change_set or i + 2 in change_set:
                 positions = None
             elif positions is not None:
                 positions.append(ts[run[0]])

@@ -160,7 +160,8 @@ def scan_segment(
     # exactly at the candidate (outer lines can meet exactly at an inner breakpoint in
     # structured networks), the chord is no line of h and the intervals next to it cannot
     # resolve; after two failures next to a chord, h at its candidate shows the kink.
-    chords: dict = {}  # id(line) -> [a, t, c, ya, yc, failures, replacement or None]
+    chords: dict = {}  # id(line) -> [a, t, c, ya, yc, failures, replacement or None, line]
+    # (each entry holds its line, so that no other line can be allocated at the same id)
 
     def resolve(line, side):
         info = chords.get(id(line))
@@ -263,7 +264,7 @@ def scan_segment(
             # h is linear on the short window (a, c), so the two answers give its line there,
             # and the interval splits around it
             mid = Line.through(a, ya, c, yc)
-            chords[id(mid)] = [a, t, c, ya, yc, 0, None]
+            chords[id(mid)] = [a, t, c, ya, yc, 0, None, mid]
             stack.append((c, r, mid, lr))
             stack.append((l, a, ll, mid))
         if interior is None:

@@ -27,7 +27,7 @@ from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from ..numbers import format_rational
-from .ffn import FFN_CONDITIONS, FFNDetails, _extract, _seed_ok, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
+from .ffn import FFN_CONDITIONS, FFNDetails, _extract, check_options, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
 
@@ -62,12 +62,9 @@ def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = 
     True
     """
     d = oracle_dimension(oracle)
-    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
-        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
+    check_options(m=m, seed=seed, retries=retries, max_units=max_units)
     if seed is None:
         seed = secrets.randbits(63)
-    elif not _seed_ok(seed):
-        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
     if not oracle.exact:
         raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
