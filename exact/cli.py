@@ -36,7 +36,6 @@ import json
 import os
 import re
 import sys
-from fractions import Fraction
 
 from . import __version__, registry
 from .cli_args import (EXIT_ERROR, EXIT_FAIL, GRIDS_HELP, Parser, add_option, duration, grid, int_type,
@@ -44,16 +43,14 @@ from .cli_args import (EXIT_ERROR, EXIT_FAIL, GRIDS_HELP, Parser, add_option, du
 from .errors import ExactAttentionError, InvalidArgument, NotIdentifiable
 from .io import certificate_to_json, dump_json, load_certificate, load_model, result_to_json
 from .kinds import as_kind, random_recipes
-from .multihead import MultiHead
 from .noise import NOISE_KINDS, Adversarial, NoisyOracle
-from .numbers import format_rational
 from .oracles import BaseOracle, CallableOracle, ExactOracle, FloatOracle
 from .progress import elapsed, terminal_reporter
 
 __all__ = ["main", "build_parser"]
 
 MAX_INPUTS = 1000
-MAX_HEADS = 64
+
 
 
 def build_parser() -> Parser:
@@ -461,55 +458,23 @@ def _announce(spec, d: int, kwargs: dict, *, quiet: bool) -> None:
 
 
 def _cmd_counterexample(args) -> int:
-    import random
-
-    from proofs.multihead import construct, prove_equivalent
+    from .counterexample import as_multi_head, counterexample, random_model
 
     if args.model is not None:
         if args.d is not None or args.heads is not None:
             raise InvalidArgument("--model: the model file fixes d and H; do not pass --d or --heads with it")
-        a = load_model(args.model)
-        if not isinstance(a, MultiHead):
-            raise InvalidArgument(f"{args.model}: expected a multi-head model, got a {type(a).__name__}")
+        a = as_multi_head(load_model(args.model), where=args.model)
     elif args.d is None or args.heads is None:
         raise InvalidArgument("counterexample: give --d and --heads for a random model, or --model FILE")
     else:
-        a = MultiHead.random(args.d, args.heads, seed=args.seed)
-    if a.H > MAX_HEADS or a.d > 16:
-        raise InvalidArgument(f"counterexample: the symbolic proof supports d <= 16 and H <= {MAX_HEADS}, got d={a.d}, H={a.H}")
+        a = random_model(args.d, args.heads, seed=args.seed)
     with elapsed("proving", quiet=args.quiet):
-        b = construct(a, args.kind, seed=args.seed + 1)
-        proof = prove_equivalent(a, b)
-    rng = random.Random(args.seed)
-    evaluations = []
-    for k in range(args.inputs):
-        N = 1 + rng.randrange(6)
-        X = [[Fraction(rng.randint(-6, 6), rng.randint(1, 4)) for _ in range(a.d)] for _ in range(N)]
-        fa, fb = a.exact(X), b.exact(X)
-        evaluations.append({
-            "X": [[format_rational(x) for x in row] for row in X],
-            "f_A": fa.ball(128).str(25, radius=False),
-            "f_B": fb.ball(128).str(25, radius=False),
-            "equal": fa == fb,
-        })
+        result = counterexample(a, kind=args.kind, seed=args.seed, inputs=args.inputs)
     if args.json:
-        print(json.dumps({"kind": args.kind, "A": a.to_json(), "B": b.to_json(), "proof": proof.to_json(),
-                          "evaluations": evaluations}, indent=1))
+        print(json.dumps(result.to_json(), indent=1))
     else:
-        for name, m in (("A", a), (f"B ({args.kind})", b)):
-            print(f"Model {name}: d={m.d}, H={m.H}")
-            for h, head in enumerate(m.heads):
-                W = "; ".join(", ".join(format_rational(x) for x in row) for row in head.W)
-                print(f"  head {h + 1}: W = [{W}]  v = [{', '.join(format_rational(x) for x in head.v)}]")
-        print(f"\n{proof.name}: {'PROVED' if proof.verified else 'NOT PROVED'}: {proof.statement}")
-        for i, step in enumerate(proof.steps, 1):
-            print(f"  {i}. {step}")
-        if evaluations:
-            print("\nExact evaluation on random inputs:")
-        for e in evaluations:
-            verdict = "equal (decided exactly)" if e["equal"] else "DIFFERENT"
-            print(f"  N={len(e['X'])}: f_A = {e['f_A']}…  f_B = {e['f_B']}…  {verdict}")
-    return 0 if proof.verified and all(e["equal"] for e in evaluations) else EXIT_FAIL
+        print("\n".join(result.rows()))
+    return 0 if result.holds else EXIT_FAIL
 
 
 def _cmd_certify(args) -> int:
