@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 from .errors import InvalidArgument
 from .multihead import MultiHead
@@ -45,7 +46,7 @@ class Counterexample:
     kind: str
     A: MultiHead
     B: MultiHead
-    proof: object
+    proof: Any
     evaluations: tuple
 
     @property
