@@ -169,6 +169,14 @@ def scan_segment(
             return line
         return info[6][side]
 
+    def split(l, r, ll, lr, t, yt):
+        """``h(t)`` is on neither outer line: one more point gives h's line at ``t``, and the interval splits there."""
+        c = dyadic_between(t, t + min(d0, (r - t) / 4))
+        (yc,) = ask([c])
+        mid = Line.through(t, yt, c, yc)
+        stack.append((c, r, mid, lr))
+        stack.append((l, t, ll, mid))
+
     def note_failure(*lines):
         for line in lines:
             info = chords.get(id(line))
@@ -217,11 +225,7 @@ def scan_segment(
                 if yt == lr(t):
                     stack.append((l, t, ll, lr))
                     continue
-                c = dyadic_between(t, t + min(d0, (r - t) / 4))
-                (yc,) = ask([c])
-                mid = Line.through(t, yt, c, yc)
-                stack.append((c, r, mid, lr))
-                stack.append((l, t, ll, mid))
+                split(l, r, ll, lr, t, yt)
                 continue
             eps = min(d0, (t - l) / 4, (r - t) / 4)
             a, c = dyadic_between(t - eps, t), dyadic_between(t, t + eps)
@@ -280,11 +284,7 @@ def scan_segment(
             (yt,) = ask([t])
             if yt == line(t):
                 continue
-            c = dyadic_between(t, t + min(d0, (hi - t) / 4))
-            (yc,) = ask([c])
-            mid = Line.through(t, yt, c, yc)
-            stack.append((c, hi, mid, line))
-            stack.append((lo, t, line, mid))
+            split(lo, hi, line, line, t, yt)
         if not stack:
             break
 
