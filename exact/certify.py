@@ -24,7 +24,10 @@ declared accuracy of the model's value, checked with rigorous balls.  A float an
 that records its own rounding error is not taken at its word: the bound is recomputed
 from the certified model and the smaller of the two is used.
 
-This is the only module that reads the exp-polynomial form of an oracle's answers.
+Besides the two equality predicates beside :class:`~exact.oracles.ExactAnswer`
+(:func:`~exact.oracles.answer_equals`, :func:`~exact.oracles.answer_equals_logistic`, which
+this module uses and re-exports) and the oracles themselves, this is the only module that
+reads the exp-polynomial form of an oracle's answers.
 It finds learners through :mod:`exact.registry` and imports no learner module.
 """
 
@@ -45,7 +48,7 @@ from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
-from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
+from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic
 from .progress import report
 from .sequences import Sequence
 
@@ -69,34 +72,6 @@ EXACT = "exact"
 CONSISTENT = "consistent"
 
 _MAX_LISTED = 10
-
-
-def answer_equals(answer, value) -> bool:
-    """Decide exactly whether an exact oracle answer equals ``value`` (an exp-ratio or exp-sum).
-
-    This is how a learner asks "does my candidate reproduce the answer already
-    given?" without reading the answer's internals itself.
-    """
-    if not isinstance(answer, ExactAnswer):
-        raise InvalidArgument(f"answer_equals needs an exact answer, got {type(answer).__name__}")
-    return answer._exp_form() == value
-
-
-def answer_equals_logistic(answer, base, slope, ell) -> bool:
-    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive)."""
-    if not isinstance(answer, ExactAnswer):
-        raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
-    pair = answer._pair()
-    if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form
-        s1, c1, s2, c2 = pair
-        if s1 - s2 == ell:
-            return c2 == base and c1 - c2 == slope
-        if s2 - s1 == ell:
-            return c1 == base and c2 - c1 == slope
-    form = answer._exp_form()
-    if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
-        form = form.as_ratio()
-    return form.equals_logistic(base, slope, ell)
 
 
 def _error(answer, accuracy: Fraction, rtol: Fraction, recorded_cap: Fraction | None = None) -> Fraction:

@@ -14,13 +14,12 @@ from fractions import Fraction
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from ..certify import answer_equals, answer_equals_logistic
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
-from ..oracles import ExactAnswer, answer_ball
+from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic
 from .base import Arithmetic
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
