@@ -1,7 +1,7 @@
 """The three arithmetics a learner runs in: ``symbolic``, ``certified`` and ``float``.
 
-A learner is written once, as a plan of value queries whose answers are either
-rational values directly (``f([e_i]) = v_i``) or *logit measurements*: the answer
+A learner written against this context is written once, as a plan of value queries
+whose answers are either rational values directly (``f([e_i]) = v_i``) or *logit measurements*: the answer
 ``y`` of the logit primitive [BSHK26, Sec. 4] satisfies
 
     y = base + slope · σ(ℓ),   so   ℓ = σ⁻¹((y − base)/slope),
@@ -21,6 +21,11 @@ answers into parameters:
     unique grid point its ball holds.  Refining an answer is not a new query.
 ``float``
     numpy float64, vectorised, with a first-order error estimate.
+
+The Theorem 4.1 learner reads every number through this context in all three modes, the
+low-rank sketch learner in the two exact ones; the compressed-sensing learner reads its
+logits through it; the other learners have their own code per mode (docs/exactness.md,
+"Where one algorithm runs in three arithmetics").
 """
 
 from __future__ import annotations
