@@ -180,3 +180,34 @@ def test_the_documented_table_covers_every_registered_learner_with_its_modes():
     rows = _table()
     assert len(rows) >= 11
     assert rows == {spec.name: set(spec.modes) for spec in registry.learners()}
+
+
+# -- what the arithmetics refuse, with a message naming it ---------------------------------
+
+
+def test_symbolic_mode_names_an_answer_that_is_not_exact():
+    from fractions import Fraction
+
+    from exact.arith import Measurement
+    from exact.errors import OracleInconsistent
+
+    arith = SymbolicArithmetic(ExactOracle(SingleHead([[1]], [1])))
+    with pytest.raises(OracleInconsistent, match=r"^v\[0\]: an exact oracle answered a float, not an exact answer$"):
+        arith.values([0.5], ["v[0]"])
+    with pytest.raises(OracleInconsistent, match=r"^measurement #0: an exact oracle answered a Fraction, not an exact"):
+        arith.combine([Fraction(1, 2)], [Measurement(Fraction(0), Fraction(1))], [[(1, 0)]], None)
+
+
+def test_the_exact_arithmetics_name_a_float_base():
+    from fractions import Fraction
+
+    from exact.arith import Measurement
+    from exact.errors import InvalidArgument
+
+    oracle = ExactOracle(SingleHead([[1]], [1]))
+    answer = oracle.query([[1], [0]])
+    meas = [Measurement(0.0, Fraction(1))]
+    with pytest.raises(InvalidArgument, match=r"^certified arithmetic: expected an exact base, slope or scale, got the float 0\.0$"):
+        CertifiedArithmetic(oracle).combine([answer], meas, [[(1, 0)]], ["W[0][0]"])
+    with pytest.raises(InvalidArgument, match=r"^measurement #0: symbolic mode needs exact bases and slopes, got the float 0\.0$"):
+        SymbolicArithmetic(oracle).combine([answer], meas, [[(1, 0)]], None)

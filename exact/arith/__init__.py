@@ -31,13 +31,19 @@ logits through it; the other learners have their own code per mode (docs/exactne
 from __future__ import annotations
 
 from ..errors import InvalidArgument
-from .base import Arithmetic, Measurement, primitive_form
+from ..grids import Grid
+from ..protocols import Oracle
+from .base import Answer, Arithmetic, Combo, Confirm, Measurement, Names, primitive_form
 from .certified import MAX_HEIGHT_BITS, CertifiedArithmetic
 from .floating import FloatArithmetic
 from .symbolic import SymbolicArithmetic, symbolic_logit
 
 __all__ = [
     "MODES",
+    "Answer",
+    "Combo",
+    "Confirm",
+    "Names",
     "Measurement",
     "Arithmetic",
     "SymbolicArithmetic",
@@ -52,7 +58,9 @@ __all__ = [
 MODES = ("certified", "symbolic", "float")
 
 
-def get_arithmetic(mode: str | None, oracle, *, grid=None, prec: int = 64, max_prec: int = 1 << 23) -> Arithmetic:
+def get_arithmetic(
+    mode: str | None, oracle: Oracle, *, grid: Grid | str | None = None, prec: int = 64, max_prec: int = 1 << 23
+) -> Arithmetic:
     """The arithmetic for ``mode``; ``None`` picks certified for exact oracles or a declared grid, else float.
 
     Examples
