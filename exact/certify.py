@@ -33,10 +33,9 @@ It finds learners through :mod:`exact.registry` and imports no learner module.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from flint import arb, ctx
 
@@ -47,9 +46,11 @@ from .checks import CHOSEN_SEED, FRESH_SEED, SEED_ASSUMPTIONS, check_sequences
 from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
+from .models import SingleHead
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
 from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic
 from .progress import report
+from .protocols import Model
 from .sequences import Sequence
 
 __all__ = [
@@ -160,7 +161,9 @@ class CheckReport:
         return self
 
 
-def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> CheckReport:
+def check_transcript(
+    model: Model, transcript: Iterable[Query], *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256
+) -> CheckReport:
     """Replay ``transcript`` against ``model`` (nothing else is checked).
 
     Exact answers are compared exactly.  Answers of approximate oracles must lie
@@ -190,7 +193,7 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
 
 
 def failed_entries(
-    model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
+    model: Model, transcript: Iterable[Query], *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
 ) -> list[int]:
     """Indices of every transcript entry that ``model`` does not reproduce (see :func:`check_transcript`).
 
@@ -285,7 +288,7 @@ class Certificate:
         The assumptions the claim rests on when there are no verification queries.
     """
 
-    model: Any
+    model: Model
     transcript: tuple = field(repr=False)
     kind: str = EXACT
     accuracy: Fraction = Fraction(0)
@@ -463,7 +466,7 @@ class Certificate:
         idx = [i for i, q in enumerate(entries) if isinstance(q.answer, FloatAnswer)]
         if not idx:
             return None
-        if getattr(self.model, "kind", None) != "single-head":
+        if getattr(self.model, "kind", None) != "single-head" or not isinstance(self.model, SingleHead):
             return "the answers record float rounding errors, which can be checked only for a single-head model"
         W, v = self.model.to_numpy()
         caps: list = [None] * len(entries)
@@ -481,8 +484,8 @@ def _all_exact(entries) -> bool:
 
 
 def make_certificate(
-    model,
-    transcript,
+    model: Model,
+    transcript: Iterable[Query],
     *,
     accuracy=Fraction(0),
     rtol=Fraction(0),

@@ -57,6 +57,7 @@ from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import format_rational, to_fraction
+from ..protocols import Oracle
 from ..sequences import Sequence, int_row
 from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
@@ -226,7 +227,7 @@ def _unit_triangular(plan: ProbePlan) -> QMatrix:
 
 
 def learn_low_rank(
-    oracle,
+    oracle: Oracle,
     *,
     rank: int | None = None,
     mode: str | None = None,

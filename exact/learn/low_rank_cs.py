@@ -26,6 +26,7 @@ from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import InvalidArgument, MissingDependency, ShapeError, SolverFailed
 from ..models import SingleHead
+from ..protocols import Oracle
 from ..sequences import Sequence
 from ._common import read_v
 from .driver import Run, oracle_dimension
@@ -76,7 +77,7 @@ def _solve_nuclear(A: np.ndarray, B: np.ndarray, t: np.ndarray, solver: str | No
 
 
 def learn_low_rank_cs(
-    oracle,
+    oracle: Oracle,
     *,
     rank: int,
     m: int | None = None,

@@ -70,6 +70,7 @@ from ..canonical import canonical_form
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..linalg import QMatrix
 from ..multihead import MultiHead
+from ..protocols import Oracle
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
 from .multi_head_float import FloatBlocks, float_plan
@@ -379,7 +380,7 @@ def _run_plan(blocks, d: int, H: int, method: str, seed: int) -> tuple[list, _St
 
 
 def learn_multi_head(
-    oracle,
+    oracle: Oracle,
     *,
     heads: int | None = None,
     max_heads: int | None = None,

@@ -38,6 +38,7 @@ from ..errors import CertificateInvalid, InvalidArgument
 from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
+from ..protocols import Oracle
 from ..sequences import Sequence
 from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
@@ -250,7 +251,7 @@ def _float_scale(w_bound) -> Fraction:
 
 
 def learn_single_head(
-    oracle,
+    oracle: Oracle,
     *,
     mode: str | None = None,
     grid=None,
