@@ -69,8 +69,8 @@ from .. import registry
 from ..canonical import canonical_form
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..linalg import QMatrix
-from ..multihead import MultiHead
 from ..protocols import Oracle
+from ..multihead import MultiHead
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
 from .multi_head_float import FloatBlocks, float_plan
