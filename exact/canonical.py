@@ -12,8 +12,13 @@ Symmetric objects are compared through these functions, never directly.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .linalg import QMatrix
 from .numbers import to_fraction
+
+if TYPE_CHECKING:
+    from .multihead import MultiHead
 
 __all__ = ["canonical_factors", "canonical_form", "exact_rank"]
 
@@ -65,7 +70,7 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     return K, Q
 
 
-def canonical_form(model):
+def canonical_form(model: MultiHead) -> MultiHead:
     """The canonical form of a multi-head model: merge equal ``W``, drop zero ``v``, sort by ``W``.
 
     Parameters

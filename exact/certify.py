@@ -24,16 +24,18 @@ declared accuracy of the model's value, checked with rigorous balls.  A float an
 that records its own rounding error is not taken at its word: the bound is recomputed
 from the certified model and the smaller of the two is used.
 
-This is the only module that reads the exp-polynomial form of an oracle's answers.
+Besides the two equality predicates beside :class:`~exact.oracles.ExactAnswer`
+(:func:`~exact.oracles.answer_equals`, :func:`~exact.oracles.answer_equals_logistic`, which
+this module uses and re-exports) and the oracles themselves, this is the only module that
+reads the exp-polynomial form of an oracle's answers.
 It finds learners through :mod:`exact.registry` and imports no learner module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from flint import arb, ctx
 
@@ -44,9 +46,11 @@ from .checks import CHOSEN_SEED, FRESH_SEED, SEED_ASSUMPTIONS, check_sequences
 from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
+from .models import SingleHead
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
-from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball
+from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic
 from .progress import report
+from .protocols import Model
 from .sequences import Sequence
 
 __all__ = [
@@ -69,34 +73,6 @@ EXACT = "exact"
 CONSISTENT = "consistent"
 
 _MAX_LISTED = 10
-
-
-def answer_equals(answer, value) -> bool:
-    """Decide exactly whether an exact oracle answer equals ``value`` (an exp-ratio or exp-sum).
-
-    This is how a learner asks "does my candidate reproduce the answer already
-    given?" without reading the answer's internals itself.
-    """
-    if not isinstance(answer, ExactAnswer):
-        raise InvalidArgument(f"answer_equals needs an exact answer, got {type(answer).__name__}")
-    return answer._exp_form() == value
-
-
-def answer_equals_logistic(answer, base, slope, ell) -> bool:
-    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive)."""
-    if not isinstance(answer, ExactAnswer):
-        raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
-    pair = answer._pair()
-    if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form
-        s1, c1, s2, c2 = pair
-        if s1 - s2 == ell:
-            return c2 == base and c1 - c2 == slope
-        if s2 - s1 == ell:
-            return c1 == base and c2 - c1 == slope
-    form = answer._exp_form()
-    if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
-        form = form.as_ratio()
-    return form.equals_logistic(base, slope, ell)
 
 
 def _error(answer, accuracy: Fraction, rtol: Fraction, recorded_cap: Fraction | None = None) -> Fraction:
@@ -185,7 +161,9 @@ class CheckReport:
         return self
 
 
-def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256) -> CheckReport:
+def check_transcript(
+    model: Model, transcript: Iterable[Query], *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256
+) -> CheckReport:
     """Replay ``transcript`` against ``model`` (nothing else is checked).
 
     Exact answers are compared exactly.  Answers of approximate oracles must lie
@@ -215,7 +193,7 @@ def check_transcript(model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0
 
 
 def failed_entries(
-    model, transcript, *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
+    model: Model, transcript: Iterable[Query], *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
 ) -> list[int]:
     """Indices of every transcript entry that ``model`` does not reproduce (see :func:`check_transcript`).
 
@@ -310,7 +288,7 @@ class Certificate:
         The assumptions the claim rests on when there are no verification queries.
     """
 
-    model: Any
+    model: Model
     transcript: tuple = field(repr=False)
     kind: str = EXACT
     accuracy: Fraction = Fraction(0)
@@ -490,7 +468,7 @@ class Certificate:
         idx = [i for i, q in enumerate(entries) if isinstance(q.answer, FloatAnswer)]
         if not idx:
             return None
-        if getattr(self.model, "kind", None) != "single-head":
+        if getattr(self.model, "kind", None) != "single-head" or not isinstance(self.model, SingleHead):
             return "the answers record float rounding errors, which can be checked only for a single-head model"
         W, v = self.model.to_numpy()
         caps: list = [None] * len(entries)
@@ -508,8 +486,8 @@ def _all_exact(entries) -> bool:
 
 
 def make_certificate(
-    model,
-    transcript,
+    model: Model,
+    transcript: Iterable[Query],
     *,
     accuracy=Fraction(0),
     rtol=Fraction(0),

@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from .protocols import Model
 from .sequences import Sequence
 
 __all__ = ["check_sequences"]
@@ -25,7 +26,7 @@ CHOSEN_SEED = "independent of the check seed (which the caller chose)"
 SEED_ASSUMPTIONS = (FRESH_SEED, CHOSEN_SEED)
 
 
-def check_sequences(model, n: int, seed: int) -> list[Sequence]:
+def check_sequences(model: Model, n: int, seed: int) -> list[Sequence]:
     """``n`` random verification sequences of lengths 3, 4, 3, 4, ... (or the model's
     ``query_length``, for a model queried on sequences of one length only).
 

@@ -43,6 +43,8 @@ __all__ = [
     "ExactAnswer",
     "Query",
     "answer_ball",
+    "answer_equals",
+    "answer_equals_logistic",
     "FloatAnswer",
 ]
 
@@ -51,8 +53,10 @@ class ExactAnswer:
     """The exact real answer of an exact oracle.
 
     Learners read it only through :meth:`ball` (a rigorous ``arb`` ball at any
-    precision; refining is *not* a new query), :meth:`sympy` and ``float()``.  Its
-    exp-polynomial form is reserved for :mod:`exact.certify`.
+    precision; refining is *not* a new query), :meth:`sympy` and ``float()``, and ask
+    whether it equals a candidate with :func:`answer_equals` or
+    :func:`answer_equals_logistic` beside it.  Its exp-polynomial form is reserved for
+    those two predicates and for :mod:`exact.certify`.
     """
 
     __slots__ = ("__form", "_cache")
@@ -165,6 +169,47 @@ class ExactAnswer:
     def __repr__(self) -> str:
         with ctx.workprec(64):
             return f"ExactAnswer({self.ball(64).str(15, radius=False)}...)"
+
+
+def answer_equals(answer: object, value: ExpRatio | ExpSum) -> bool:
+    """Decide exactly whether an exact oracle answer equals ``value`` (an exp-ratio or exp-sum).
+
+    This is how a learner asks "does my candidate reproduce the answer already
+    given?" without reading the answer's internals itself.  Equality is decided on
+    the exp-polynomial normal forms (Lindemann–Weierstrass, :mod:`exact.expfield`).
+
+    >>> from exact.models import SingleHead
+    >>> head = SingleHead([[0]], [1])
+    >>> answer = ExactOracle(head).query([[1], [3]])
+    >>> answer_equals(answer, head.exact([[1], [3]])), answer_equals(answer, ExpRatio.rational(3))
+    (True, False)
+    """
+    if not isinstance(answer, ExactAnswer):
+        raise InvalidArgument(f"answer_equals needs an exact answer, got {type(answer).__name__}")
+    return bool(answer._exp_form() == value)
+
+
+def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -> bool:
+    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive).
+
+    >>> from exact.models import SingleHead
+    >>> answer = ExactOracle(SingleHead([[0]], [1])).query([[1], [3]])  # (1 + 3)/2: σ(0) = 1/2
+    >>> answer_equals_logistic(answer, fmpq(1), fmpq(2), fmpq(0))
+    True
+    """
+    if not isinstance(answer, ExactAnswer):
+        raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
+    pair = answer._pair()
+    if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form
+        s1, c1, s2, c2 = pair
+        if s1 - s2 == ell:
+            return bool(c2 == base and c1 - c2 == slope)
+        if s2 - s1 == ell:
+            return bool(c1 == base and c2 - c1 == slope)
+    form = answer._exp_form()
+    if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
+        form = form.as_ratio()
+    return bool(form.equals_logistic(base, slope, ell))
 
 
 def _sum_rational(f: ExpSum) -> Fraction | None:

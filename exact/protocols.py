@@ -72,7 +72,8 @@ class Model(Protocol):
         Token dimension.
     """
 
-    kind: str
+    @property
+    def kind(self) -> str: ...
 
     @property
     def d(self) -> int: ...

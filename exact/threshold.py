@@ -29,8 +29,9 @@ import math
 from fractions import Fraction
 
 from .errors import InvalidArgument, OracleInconsistent, QueryBudgetExceeded
+from .expfield import ExpRatio
 from .numbers import ball_interval, to_fraction
-from .oracles import BaseOracle, ExactAnswer, ExactOracle
+from .oracles import BaseOracle, ExactAnswer, ExactOracle, answer_equals
 from .sequences import Sequence, as_sequence
 
 __all__ = ["ThresholdOracle", "BisectingOracle"]
@@ -97,9 +98,6 @@ def _at_least(answer: ExactAnswer, t: Fraction) -> bool:
         if hi < t:
             return False
         prec *= 4
-    from .certify import answer_equals
-    from .expfield import ExpRatio
-
     if answer_equals(answer, ExpRatio.rational(t)):
         return True
     raise OracleInconsistent("the threshold bit could not be decided at 65536 bits")  # pragma: no cover

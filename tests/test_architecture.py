@@ -5,7 +5,9 @@
 * ``proofs`` imports nothing from ``exact`` (``exact`` may use ``proofs``, never both ways);
 * certificates, the command line and ``verify`` find learners through the registry
   and import no learner module;
-* ``exact/linalg.py`` is the one module that touches flint matrices.
+* ``exact/linalg.py`` is the one module that touches flint matrices;
+* the arithmetics (``exact/arith``) and the threshold oracle stand below certificates:
+  nothing they import, directly or through other modules, is ``exact.certify``.
 """
 
 from __future__ import annotations
@@ -161,3 +163,38 @@ def test_only_linalg_touches_flint_matrices():
         if (names | attrs) & FLINT_MATRICES:
             users.append(m)
     assert users == ["exact.linalg"]
+
+
+def _reachable(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for t in GRAPH[todo.pop()]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+BELOW_CERTIFICATES = sorted(m for m in MODULES if m == "exact.arith" or m.startswith("exact.arith.")) + ["exact.threshold"]
+
+
+def test_the_reachability_finds_indirect_imports():
+    assert "exact.expfield" in _reachable("exact.arith.certified")  # through exact.oracles
+    assert "exact.certify" in _reachable("exact.cli")
+    assert len(BELOW_CERTIFICATES) == 6  # the package, base, certified, floating, symbolic; threshold
+
+
+@pytest.mark.parametrize("module", BELOW_CERTIFICATES)
+def test_the_arithmetics_and_the_threshold_oracle_do_not_import_certificates(module):
+    assert "exact.certify" not in _reachable(module)
+
+
+def test_the_equality_predicates_live_with_exact_answers():
+    import exact.certify
+    import exact.oracles
+
+    assert exact.certify.answer_equals is exact.oracles.answer_equals  # re-exported for compatibility
+    assert exact.certify.answer_equals_logistic is exact.oracles.answer_equals_logistic
+    assert {"answer_equals", "answer_equals_logistic"} <= set(exact.oracles.__all__)

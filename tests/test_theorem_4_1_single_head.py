@@ -378,7 +378,7 @@ def test_learner_uses_only_the_public_oracle_interface(arithmetic):
         assert r.model == model and r.certificate.check().holds
 
 
-def test_only_certify_reads_the_exp_polynomial_form(monkeypatch, arithmetic):
+def test_only_the_equality_predicates_and_certify_read_the_exp_polynomial_form(monkeypatch, arithmetic):
     callers = []
     original = ExactAnswer._exp_form
 
@@ -400,7 +400,8 @@ def test_only_certify_reads_the_exp_polynomial_form(monkeypatch, arithmetic):
         pass
     else:
         learn_low_rank_cs(ExactOracle(SingleHead.random(4, seed=4, rank=1)), rank=1, seed=0)
-    assert callers and set(callers) == {"exact.certify"}
+    # the predicates beside ExactAnswer (exact.oracles) and the certificate replay, nothing else
+    assert callers and set(callers) <= {"exact.oracles", "exact.certify"}
 
 
 # -- callable oracles: pointing the library at a function written without it ---------

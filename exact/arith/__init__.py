@@ -1,7 +1,7 @@
 """The three arithmetics a learner runs in: ``symbolic``, ``certified`` and ``float``.
 
-A learner is written once, as a plan of value queries whose answers are either
-rational values directly (``f([e_i]) = v_i``) or *logit measurements*: the answer
+A learner written against this context is written once, as a plan of value queries
+whose answers are either rational values directly (``f([e_i]) = v_i``) or *logit measurements*: the answer
 ``y`` of the logit primitive [BSHK26, Sec. 4] satisfies
 
     y = base + slope · σ(ℓ),   so   ℓ = σ⁻¹((y − base)/slope),
@@ -21,18 +21,29 @@ answers into parameters:
     unique grid point its ball holds.  Refining an answer is not a new query.
 ``float``
     numpy float64, vectorised, with a first-order error estimate.
+
+The Theorem 4.1 learner reads every number through this context in all three modes, the
+low-rank sketch learner in the two exact ones; the compressed-sensing learner reads its
+logits through it; the other learners have their own code per mode (docs/exactness.md,
+"Where one algorithm runs in three arithmetics").
 """
 
 from __future__ import annotations
 
 from ..errors import InvalidArgument
-from .base import Arithmetic, Measurement, primitive_form
+from ..grids import Grid
+from ..protocols import Oracle
+from .base import Answer, Arithmetic, Combo, Confirm, Measurement, Names, primitive_form
 from .certified import MAX_HEIGHT_BITS, CertifiedArithmetic
 from .floating import FloatArithmetic
 from .symbolic import SymbolicArithmetic, symbolic_logit
 
 __all__ = [
     "MODES",
+    "Answer",
+    "Combo",
+    "Confirm",
+    "Names",
     "Measurement",
     "Arithmetic",
     "SymbolicArithmetic",
@@ -47,7 +58,9 @@ __all__ = [
 MODES = ("certified", "symbolic", "float")
 
 
-def get_arithmetic(mode: str | None, oracle, *, grid=None, prec: int = 64, max_prec: int = 1 << 23) -> Arithmetic:
+def get_arithmetic(
+    mode: str | None, oracle: Oracle, *, grid: Grid | str | None = None, prec: int = 64, max_prec: int = 1 << 23
+) -> Arithmetic:
     """The arithmetic for ``mode``; ``None`` picks certified for exact oracles or a declared grid, else float.
 
     Examples

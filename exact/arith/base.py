@@ -2,14 +2,39 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Protocol, TypeAlias
 
 from flint import fmpq
 
 from ..expfield import ExpPoly, ExpRatio
+from ..oracles import ExactAnswer
+from ..protocols import Oracle
 
-__all__ = ["Measurement", "Arithmetic", "primitive_form"]
+__all__ = ["Answer", "Combo", "Confirm", "Names", "Measurement", "Arithmetic", "primitive_form"]
+
+#: An oracle's answer as an arithmetic reads it: an exact answer, a float (a
+#: :class:`~exact.oracles.FloatAnswer` carries its own rounding bound) or an exact rational
+#: (the value a callable returned).
+Answer: TypeAlias = ExactAnswer | Fraction | float
+
+#: A parameter as a linear combination ``[(c, m), ...]`` of logit measurements ``m``
+#: with integer coefficients ``c``.
+Combo: TypeAlias = Sequence[tuple[int, int]]
+
+#: ``confirm(values, pending) -> failed``: the candidate parameters (flint ``fmpq``) and the
+#: measurements still pending; returns the measurements whose answers they do not reproduce.
+Confirm: TypeAlias = Callable[[list[fmpq], list[int]], Sequence[int]]
+
+
+class Names(Protocol):
+    """Names of parameters for messages, by index: a list, or a sequence that makes them on demand."""
+
+    def __len__(self) -> int: ...
+
+    def __getitem__(self, i: int, /) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,8 +45,8 @@ class Measurement:
     come from approximate answers (float mode); they are 0 in the exact modes.
     """
 
-    base: object
-    slope: object
+    base: Fraction | float
+    slope: Fraction | float
     scale: Fraction = Fraction(1)
     base_err: float = 0.0
     slope_err: float = 0.0
@@ -57,20 +82,23 @@ class Arithmetic:
     exact: bool
     precision: int = 0
 
-    def __init__(self, oracle):
+    def __init__(self, oracle: Oracle) -> None:
         self.oracle = oracle
 
-    def values(self, answers, names):
+    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction] | list[float]:
         raise NotImplementedError
 
-    def value_errors(self, names) -> list[float]:
+    def value_errors(self, names: Sequence[str]) -> list[float]:
         """Error bounds of the values last read under ``names`` (0 for exact arithmetics)."""
         return [0.0] * len(names)
 
-    def combine(self, answers, measurements, combos, names):
+    def combine(
+        self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
+        names: Names | None,
+    ) -> list[Fraction] | list[float] | list[fmpq]:
         raise NotImplementedError
 
-    def approximate_logits(self, answers, measurements) -> list[float]:
+    def approximate_logits(self, answers: Sequence[Answer], measurements: Sequence[Measurement]) -> list[float]:
         """Each logit ``ℓ_m / scale_m`` as a float (for learners that need no exactness)."""
         raise NotImplementedError(f"{self.name} arithmetic gives no approximate logits; use certified or float")
 

@@ -9,25 +9,31 @@ as far as its declared accuracy lets the answers sharpen.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
+from typing import TypeAlias
 
 import numpy as np
 from flint import arb, ctx, fmpq
 
-from ..certify import answer_equals, answer_equals_logistic
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
-from ..oracles import ExactAnswer, answer_ball
-from .base import Arithmetic
+from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic
+from ..protocols import Oracle
+from .base import Answer, Arithmetic, Combo, Confirm, Measurement, Names
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
 #: No logit of a larger height (bits of numerator and denominator) is searched for:
 #: an answer known to many more bits that no such logit reproduces is not a softmax head.
 MAX_HEIGHT_BITS = 4096
+
+#: What a measurement is called in messages: a name, or ``(parameter name, measurement index)``
+#: with the parameter's name made only when a message needs it.
+Label: TypeAlias = "str | tuple[_Lazy, int]"
 
 
 class CertifiedArithmetic(Arithmetic):
@@ -47,7 +53,9 @@ class CertifiedArithmetic(Arithmetic):
     name = "certified"
     exact = True
 
-    def __init__(self, oracle, *, grid=None, prec: int = 64, max_prec: int = 1 << 23):
+    def __init__(
+        self, oracle: Oracle, *, grid: Grid | str | None = None, prec: int = 64, max_prec: int = 1 << 23
+    ) -> None:
         super().__init__(oracle)
         self.grid: Grid | None = parse_grid(grid)
         if self.grid is None and not oracle.exact:
@@ -68,7 +76,9 @@ class CertifiedArithmetic(Arithmetic):
 
     # escalation ------------------------------------------------------------------
 
-    def next_precision(self, prec: int, answer, what: str, interval=None) -> int:
+    def next_precision(
+        self, prec: int, answer: Answer, what: str, interval: tuple[Fraction, Fraction] | None = None
+    ) -> int:
         """The next working precision after ``prec`` failed to identify ``what``.
 
         Raises :class:`PrecisionInsufficient` when the answer cannot sharpen further
@@ -96,16 +106,16 @@ class CertifiedArithmetic(Arithmetic):
         self.precision = max(self.precision, 2 * prec)
         return 2 * prec
 
-    def ball(self, answer, prec: int) -> arb:
+    def ball(self, answer: Answer, prec: int) -> arb:
         """A rigorous ball for an answer at ``prec`` bits, widened by the oracle's error bound."""
         return answer_ball(answer, prec, self.oracle.error_bound(answer))
 
     # values ------------------------------------------------------------------------
 
-    def values(self, answers, names):
+    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction]:
         qs = [_Value(self, a, name) for a, name in zip(answers, names)]
 
-        def confirm(values, fresh):
+        def confirm(values: list[fmpq], fresh: list[int]) -> list[int]:
             return [i for i in fresh if not answer_equals(answers[i], ExpRatio.rational(values[i]))]
 
         out = identify(qs, grid=self.grid, confirm=confirm, approximate=not self.oracle.exact)
@@ -113,7 +123,9 @@ class CertifiedArithmetic(Arithmetic):
 
     # logits -----------------------------------------------------------------------
 
-    def logit_ball(self, answer, base: fmpq, slope: fmpq, prec: int, what: str, want: int | None = None):
+    def logit_ball(
+        self, answer: Answer, base: fmpq, slope: fmpq, prec: int, what: Label, want: int | None = None
+    ) -> tuple[arb | None, int]:
         """A ball for ``ℓ = σ⁻¹((y − base)/slope)`` and the bits the answer resolved.
 
         Returns ``(None, 0)`` while the softmax weight is not yet inside (0, 1) at this
@@ -142,11 +154,13 @@ class CertifiedArithmetic(Arithmetic):
             ctx.prec = old
         return (ell, resolved) if ell.is_finite() else (None, 0)
 
-    def approximate_logits(self, answers, measurements, *, bits: int = 60) -> list[float]:
+    def approximate_logits(
+        self, answers: Sequence[Answer], measurements: Sequence[Measurement], *, bits: int = 60
+    ) -> list[float]:
         """Each logit ``ℓ_m / scale_m`` as a float, from a ball refined to ``bits`` bits (relative, absolute near 0)."""
         out = []
         for m, (answer, meas) in enumerate(zip(answers, measurements)):
-            base, slope = to_fmpq(meas.base), to_fmpq(meas.slope)
+            base, slope = _exact(meas.base), _exact(meas.slope)
             prec = self.prec0
             while True:
                 ell, _ = self.logit_ball(answer, base, slope, prec, f"logit #{m}")
@@ -158,7 +172,16 @@ class CertifiedArithmetic(Arithmetic):
                 prec = self.next_precision(prec, answer, f"logit #{m}", ball_interval(ell) if ell is not None else None)
         return out
 
-    def combine(self, answers, measurements, combos, names, *, confirm=None, as_fmpq: bool = False):
+    def combine(
+        self,
+        answers: Sequence[Answer],
+        measurements: Sequence[Measurement],
+        combos: Sequence[Combo],
+        names: Names | None,
+        *,
+        confirm: Confirm | None = None,
+        as_fmpq: bool = False,
+    ) -> list[Fraction] | list[fmpq]:
         """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
 
         With a grid, each parameter is the unique grid point in the ball of its combo.
@@ -171,20 +194,20 @@ class CertifiedArithmetic(Arithmetic):
         """
         approximate = not self.oracle.exact
         if self.grid is not None:
-            qs = [_Combo(self, answers, measurements, combo, name) for combo, name in zip(combos, names)]
+            qs = [_Combo(self, answers, measurements, combo, str(_Lazy(names, i))) for i, combo in enumerate(combos)]
             out = identify(qs, grid=self.grid, approximate=approximate)
             return [Fraction(int(x.p), int(x.q)) for x in out]
-        first: dict = {}  # measurement -> the first parameter it enters (named only if a message needs it)
+        first: dict[int, int] = {}  # measurement -> the first parameter it enters (named only if a message needs it)
         for i, combo in enumerate(combos):
             for _, m in combo:
                 first.setdefault(m, i)
         order = list(first)
-        fq: dict = {}  # id -> (object, its fmpq): bases, slopes and scales are shared objects
+        fq: dict[int, tuple[Fraction | float, fmpq]] = {}  # id -> (object, its fmpq): shared objects
 
-        def q(x) -> fmpq:
+        def q(x: Fraction | float) -> fmpq:
             hit = fq.get(id(x))
             if hit is None:
-                hit = fq[id(x)] = (x, to_fmpq(x))  # holding x keeps its id its own
+                hit = fq[id(x)] = (x, _exact(x))  # holding x keeps its id its own
             return hit[1]
 
         def make(i: int) -> _Logit:
@@ -204,7 +227,7 @@ class CertifiedArithmetic(Arithmetic):
 
         if confirm is None:
 
-            def check(values, fresh):
+            def check(values: list[fmpq], fresh: list[int]) -> Sequence[int]:
                 return [
                     i for i in fresh
                     if not answer_equals_logistic(
@@ -213,7 +236,7 @@ class CertifiedArithmetic(Arithmetic):
                 ]
         else:
 
-            def check(values, fresh):
+            def check(values: list[fmpq], fresh: list[int]) -> Sequence[int]:
                 params = _params(combos, values, slot, inv_scale)
                 failed = confirm(params, [order[i] for i in fresh])
                 return [slot[m] for m in failed]
@@ -230,7 +253,7 @@ MIN_GUESSES = 64
 MAX_GUESS_DENOMINATOR = 1 << 26
 
 
-def _float_guesses(answers, measurements) -> list:
+def _float_guesses(answers: Sequence[Answer], measurements: Sequence[Measurement]) -> list[fmpq | None]:
     """A cheap first candidate for each logit: σ⁻¹ in float64, then a nearby rational of small height.
 
     Nothing here is trusted: every guess is confirmed exactly (like any candidate), and a
@@ -258,7 +281,7 @@ def _float_guesses(answers, measurements) -> list:
     return _convergents_within(ell, tol)
 
 
-def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list:
+def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list[fmpq | None]:
     """For each ``x[i]``, the first continued-fraction convergent ``p/q`` with ``|x − p/q| <= tol``
     and ``q²·tol <= 1/4`` (as ``fmpq``), else ``None``; vectorised over ``x`` in float64, so both
     tests (and the convergents themselves) hold only up to float64 rounding.  That is enough for a
@@ -274,7 +297,7 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list:
     >>> [str(g) for g in _convergents_within(x, tol)]
     ['1/3', '22/7', '-1/2', '2', '1/2', 'None', '1/3', 'None']
     """
-    out: list = [None] * len(x)
+    out: list[fmpq | None] = [None] * len(x)
     active = np.isfinite(x) & (tol <= 0.25)
     r = np.where(active, x, 0.0)
     p0, q0, p1, q1 = np.zeros_like(r), np.ones_like(r), np.ones_like(r), np.zeros_like(r)
@@ -299,12 +322,12 @@ class _Value:
 
     __slots__ = ("arith", "answer", "what", "prec", "last")
 
-    def __init__(self, arith: CertifiedArithmetic, answer, what: str):
+    def __init__(self, arith: CertifiedArithmetic, answer: Answer, what: str) -> None:
         self.arith, self.answer, self.what = arith, answer, what
         self.prec = arith.prec0
         self.last: arb | None = None
 
-    def ball(self):
+    def ball(self) -> arb:
         self.last = self.arith.ball(self.answer, self.prec)
         return self.last
 
@@ -322,7 +345,7 @@ class _Logit:
 
     __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved")
 
-    def __init__(self, arith: CertifiedArithmetic, answer, label, base: fmpq, slope: fmpq):
+    def __init__(self, arith: CertifiedArithmetic, answer: Answer, label: Label, base: fmpq, slope: fmpq) -> None:
         self.arith, self.answer, self.label, self.base, self.slope = arith, answer, label, base, slope
         self.prec, self.want, self.resolved = arith.prec0, 64, 0
 
@@ -332,7 +355,7 @@ class _Logit:
         # shifted row), so it is named by its own index first.
         return _name(self.label)
 
-    def ball(self):
+    def ball(self) -> arb | None:
         ell, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.label, self.want)
         return ell
 
@@ -358,19 +381,22 @@ class _Combo:
 
     __slots__ = ("arith", "answers", "measurements", "combo", "what", "prec", "last")
 
-    def __init__(self, arith: CertifiedArithmetic, answers, measurements, combo, what: str):
+    def __init__(
+        self, arith: CertifiedArithmetic, answers: Sequence[Answer], measurements: Sequence[Measurement],
+        combo: Combo, what: str,
+    ) -> None:
         self.arith, self.answers, self.measurements, self.combo, self.what = arith, answers, measurements, combo, what
         self.prec = arith.prec0
         self.last: arb | None = None
 
-    def ball(self):
+    def ball(self) -> arb | None:
         total = arb(0)
         self.last = None
         with ctx.workprec(self.prec):
             for c, m in self.combo:
                 meas = self.measurements[m]
                 ell, _ = self.arith.logit_ball(
-                    self.answers[m], to_fmpq(meas.base), to_fmpq(meas.slope), self.prec, self.what
+                    self.answers[m], _exact(meas.base), _exact(meas.slope), self.prec, self.what
                 )
                 if ell is None:
                     return None
@@ -388,20 +414,23 @@ class _LazyList:
 
     __slots__ = ("make", "items")
 
-    def __init__(self, make, n: int):
-        self.make, self.items = make, [None] * n
+    def __init__(self, make: Callable[[int], _Logit], n: int) -> None:
+        self.make = make
+        self.items: list[_Logit | None] = [None] * n
 
     def __len__(self) -> int:
         return len(self.items)
 
-    def __getitem__(self, i: int):
+    def __getitem__(self, i: int) -> _Logit:
         item = self.items[i]
         if item is None:
             item = self.items[i] = self.make(i)
         return item
 
 
-def _params(combos, values, slot, inv_scale) -> list:
+def _params(
+    combos: Sequence[Combo], values: Sequence[fmpq], slot: Mapping[int, int], inv_scale: Mapping[int, fmpq]
+) -> list[fmpq]:
     """``Σ c·ℓ_m/scale_m`` for every combo, as ``fmpq``."""
     out = []
     for combo in combos:
@@ -420,11 +449,11 @@ class _Lazy:
 
     __slots__ = ("names", "i")
 
-    def __init__(self, names, i: int):
+    def __init__(self, names: Names | None, i: int) -> None:
         self.names, self.i = names, i
 
     def __str__(self) -> str:
-        return str(self.names[self.i])
+        return str(self.names[self.i]) if self.names is not None else f"parameter #{self.i}"
 
 
 def _first_precision(tall: bool, prec0: int, max_prec: int) -> int:
@@ -440,9 +469,16 @@ def _first_precision(tall: bool, prec0: int, max_prec: int) -> int:
     return max(prec0, 128) if tall and max_prec >= 128 else prec0
 
 
-def _name(what) -> str:
+def _name(what: Label) -> str:
     """A measurement's name for messages: a string, or ``(parameter, index)`` rendered lazily."""
     return what if isinstance(what, str) else f"measurement #{what[1]} (needed for {what[0]})"
+
+
+def _exact(x: Fraction | float) -> fmpq:
+    """A measurement's base, slope or scale as ``fmpq``: certified mode measures against exact values only."""
+    if isinstance(x, float):
+        raise InvalidArgument(f"certified arithmetic: expected an exact base, slope or scale, got the float {x!r}")
+    return to_fmpq(x)
 
 
 def _to_fraction(x: fmpq) -> Fraction:

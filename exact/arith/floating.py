@@ -2,24 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from fractions import Fraction
+
 import numpy as np
 
 from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..numbers import approx
 from ..oracles import FloatAnswer
-from .base import Arithmetic
+from ..protocols import Oracle
+from .base import Answer, Arithmetic, Combo, Measurement, Names
 
 __all__ = ["FloatArithmetic"]
 
 
-def _float_or_inf(a) -> float:
+def _float_or_inf(a: Answer) -> float:
     try:
         return float(a)
     except OverflowError:
         return np.inf
 
 
-def _floats(answers) -> np.ndarray:
+def _floats(answers: Sequence[Answer]) -> np.ndarray:
     """The answers as float64, refusing (not overflowing on) answers beyond float64's range."""
     try:
         out = np.array([float(a) for a in answers], dtype=np.float64)
@@ -42,11 +46,12 @@ class FloatArithmetic(Arithmetic):
     exact = False
     precision = 53
 
-    def __init__(self, oracle):
+    def __init__(self, oracle: Oracle) -> None:
         super().__init__(oracle)
         self._max_error = 0.0
+        self._value_err: dict[str, float] = {}
 
-    def _err(self, answers) -> np.ndarray:
+    def _err(self, answers: Sequence[Answer]) -> np.ndarray:
         """Declared answer errors, plus the rounding of exact answers to float64.
 
         A float answer's own rounding bound is read as a float (``.error``), without exact
@@ -54,29 +59,32 @@ class FloatArithmetic(Arithmetic):
         """
         y = _floats(answers)
         if answers and all(type(a) is FloatAnswer for a in answers):
-            own = np.array([a.error for a in answers])
+            own = np.array([a.error for a in answers if isinstance(a, FloatAnswer)])
             base = float(self.oracle.accuracy) + float(self.oracle.rtol) * np.abs(y)
             return (base + own) * (1 + 2.0**-50) + 2.0**-53 * np.abs(y)
         return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(y)
 
-    def values(self, answers, names):
+    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[float]:
         y = _floats(answers)
-        self._value_err = dict(zip(names, self._err(answers)))
+        self._value_err = dict(zip(names, self._err(answers).tolist()))
         self._max_error = max(self._max_error, float(self._err(answers).max(initial=0.0)))
         return [float(x) for x in y]
 
-    def value_errors(self, names) -> list[float]:
+    def value_errors(self, names: Sequence[str]) -> list[float]:
         return [self._value_err[n] for n in names]
 
-    def approximate_logits(self, answers, measurements) -> list[float]:
+    def approximate_logits(self, answers: Sequence[Answer], measurements: Sequence[Measurement]) -> list[float]:
         """Each logit ``ℓ_m / scale_m`` in float64 (saturated answers raise PrecisionInsufficient)."""
         return self.combine(answers, measurements, [[(1, m)] for m in range(len(answers))], None)
 
-    def combine(self, answers, measurements, combos, names):
+    def combine(
+        self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
+        names: Names | None,
+    ) -> list[float]:
         y = _floats(answers)
-        memo: dict = {}  # id(value) -> (value, float): measurements share a few value objects
+        memo: dict[int, tuple[Fraction | float, float]] = {}  # id(value) -> (value, float): shared value objects
 
-        def fl(x) -> float:
+        def fl(x: Fraction | float) -> float:
             hit = memo.get(id(x))
             if hit is None or hit[0] is not x:
                 hit = memo[id(x)] = (x, float(x))
@@ -100,7 +108,8 @@ class FloatArithmetic(Arithmetic):
         d_alpha = (self._err(answers) + base_err + np.abs(alpha) * slope_err) / np.abs(slope)
         d_ell = d_alpha / (alpha * (1 - alpha))
         t, dt = ell / scale, d_ell / scale
-        out, errs = [], []
+        out: list[float] = []
+        errs: list[float] = []
         for combo in combos:
             out.append(float(sum(c * t[m] for c, m in combo)))
             errs.append(float(sum(abs(c) * dt[m] for c, m in combo)))

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..errors import InvalidArgument, OracleInconsistent
-from .base import Arithmetic
+from ..oracles import ExactAnswer
+from ..protocols import Oracle
+from .base import Answer, Arithmetic, Combo, Measurement, Names
+
+if TYPE_CHECKING:
+    import sympy
 
 __all__ = ["SymbolicArithmetic", "symbolic_logit"]
 
@@ -16,35 +23,55 @@ class SymbolicArithmetic(Arithmetic):
     name = "symbolic"
     exact = True
 
-    def __init__(self, oracle):
+    def __init__(self, oracle: Oracle) -> None:
         super().__init__(oracle)
         if not oracle.exact:
             raise InvalidArgument(
                 "mode='symbolic' needs an exact oracle; use mode='certified' with a grid, or mode='float'"
             )
 
-    def values(self, answers, names):
+    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction]:
         import sympy
 
         out = []
         for a, name in zip(answers, names):
-            expr = a.sympy()
+            expr = _exact_answer(a, name).sympy()
             if not isinstance(expr, sympy.Rational):
                 raise OracleInconsistent(f"{name}: expected a rational answer, got {expr}")
             out.append(Fraction(int(expr.p), int(expr.q)))
         return out
 
-    def combine(self, answers, measurements, combos, names):
-        ell = {}
+    def combine(
+        self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
+        names: Names | None,
+    ) -> list[Fraction]:
+        ell: dict[int, Fraction] = {}
         for combo in combos:
             for _, m in combo:
                 if m not in ell:
-                    meas = measurements[m]
-                    ell[m] = symbolic_logit(answers[m].sympy(), meas.base, meas.slope, what=f"measurement #{m}")
+                    meas, what = measurements[m], f"measurement #{m}"
+                    ell[m] = symbolic_logit(
+                        _exact_answer(answers[m], what).sympy(), _rational(meas.base, what), _rational(meas.slope, what),
+                        what=what,
+                    )
         return [sum((Fraction(c) * ell[m] / measurements[m].scale for c, m in combo), Fraction(0)) for combo in combos]
 
 
-def symbolic_logit(expr, base: Fraction, slope: Fraction, *, what: str = "logit") -> Fraction:
+def _exact_answer(answer: Answer, what: str) -> ExactAnswer:
+    """The answer, which symbolic mode reads through its sympy form, so it must be exact."""
+    if not isinstance(answer, ExactAnswer):
+        raise OracleInconsistent(f"{what}: an exact oracle answered a {type(answer).__name__}, not an exact answer")
+    return answer
+
+
+def _rational(x: Fraction | float, what: str) -> Fraction:
+    """A measurement's base or slope, which symbolic mode needs exact."""
+    if isinstance(x, float):
+        raise InvalidArgument(f"{what}: symbolic mode needs exact bases and slopes, got the float {x!r}")
+    return x
+
+
+def symbolic_logit(expr: sympy.Expr, base: Fraction, slope: Fraction, *, what: str = "logit") -> Fraction:
     """Exact ``σ⁻¹((expr − base)/slope)`` for an answer made of ``c·exp(q)`` terms.
 
     Each distinct ``exp(q)`` is replaced by an independent positive symbol

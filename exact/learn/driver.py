@@ -26,16 +26,18 @@ import gc
 import math
 import secrets
 import time
+from collections.abc import Iterable
 from fractions import Fraction
 
 import numpy as np
 
-from ..arith import get_arithmetic
+from ..arith import Arithmetic, get_arithmetic
 from ..certify import failed_entries, make_certificate
 from ..checks import CHOSEN_SEED, FRESH_SEED, check_sequences
 from ..errors import CertificateInvalid, InvalidArgument, InvalidNumber, OracleInconsistent
 from ..numbers import format_rational, to_fraction
 from ..oracles import BaseOracle, ExactAnswer, Query
+from ..protocols import Model, Oracle
 from ..progress import report
 from .details import Checks, as_details
 from .result import LearnResult
@@ -121,7 +123,7 @@ class Run:
     def __init__(
         self,
         spec,
-        oracle,
+        oracle: Oracle,
         *,
         mode=None,
         grid=None,
@@ -131,8 +133,8 @@ class Run:
         certify: bool = True,
         checks: int = DEFAULT_CHECKS,
         check_seed: int | None = None,
-        arithmetic=None,
-    ):
+        arithmetic: Arithmetic | None = None,
+    ) -> None:
         self.t0 = time.perf_counter()
         oracle_dimension(oracle)
         if mode is not None and mode not in spec.modes:
@@ -158,7 +160,7 @@ class Run:
         self.start = oracle.count
         self.total = queries
         self.seconds = {"query": 0.0, "check": 0.0, "certify": 0.0}
-        self.replayed = None  # the model whose replay of the whole transcript reproduced every answer
+        self.replayed: Model | None = None  # the model whose replay of the whole transcript reproduced every answer
         # The (query, answer) pairs of this run, as the oracle returned them: confirmation,
         # replay and certificate use these, never a transcript the oracle reports later.
         self._entries: list = []
@@ -244,7 +246,7 @@ class Run:
         """This run's queries so far, with the answers the oracle returned to them."""
         return tuple(self._entries)
 
-    def replay(self, model, transcript) -> list[int]:
+    def replay(self, model: Model, transcript: Iterable[Query]) -> list[int]:
         """Indices of the transcript entries ``model`` does not reproduce (timed as certification)."""
         t = time.perf_counter()
         bad = failed_entries(model, transcript, accuracy=self.accuracy, rtol=self.rtol)

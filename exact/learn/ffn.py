@@ -55,6 +55,7 @@ from ..ffn import FunctionForm, ReLUFFN, UnitForm  # noqa: F401 (ReLUFFN: doctes
 from ..linalg import QMatrix
 from ..numbers import coprime_fraction, format_rational
 from ..oracles import ExactAnswer
+from ..protocols import Oracle
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .ffn_orient import Orientation, orient
@@ -668,7 +669,7 @@ def _count_text(result) -> str:
             f"for m = {m}; {paths}")
 
 
-def learn_ffn(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
+def learn_ffn(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
               retries: int = 3, max_units: int = 4096, interior: bool = False) -> LearnResult:
     """Extract ``g(x) = wᵀReLU(Ax)`` exactly from one-token value queries ``g([x])``.
 

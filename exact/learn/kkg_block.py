@@ -38,11 +38,11 @@ from fractions import Fraction
 
 from flint import acb_poly, arb, ctx
 
-from ..certify import answer_equals
 from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpPoly, ExpRatio, ExpSum
 from ..identify import identify
 from ..linalg import ball_solve
+from ..oracles import answer_equals
 from ..sequences import Sequence
 
 __all__ = [

@@ -59,6 +59,7 @@ from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import format_rational, to_fraction
+from ..protocols import Oracle
 from ..sequences import Sequence, int_row
 from ._common import read_v
 from .details import Details
@@ -229,7 +230,7 @@ def _unit_triangular(plan: ProbePlan) -> QMatrix:
 
 
 def learn_low_rank(
-    oracle,
+    oracle: Oracle,
     *,
     rank: int | None = None,
     mode: str | None = None,

@@ -72,6 +72,7 @@ from ..canonical import canonical_form
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..kinds import as_kind
 from ..linalg import QMatrix
+from ..protocols import Oracle
 from ..multihead import MultiHead
 from ..numbers import format_rational
 from .details import Comparison, Details
@@ -384,7 +385,7 @@ def _run_plan(blocks, d: int, H: int, method: str, seed: int) -> tuple[list, _St
 
 
 def learn_multi_head(
-    oracle,
+    oracle: Oracle,
     *,
     heads: int | None = None,
     max_heads: int | None = None,

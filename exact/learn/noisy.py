@@ -52,6 +52,7 @@ from ..errors import InvalidArgument, OracleInconsistent
 from ..models import SingleHead
 from ..numbers import approx, ball_interval, floor_log2, to_fmpq, to_fraction
 from ..oracles import ExactAnswer
+from ..protocols import Oracle
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .details import Details
@@ -251,7 +252,7 @@ def _arb_min(x: arb, y: arb) -> arb:
 
 
 def learn_noisy(
-    oracle,
+    oracle: Oracle,
     *,
     w_bound,
     token_norm=None,

@@ -47,6 +47,7 @@ from .. import registry
 from ..errors import InvalidArgument, OracleInconsistent
 from ..models import SingleHead
 from ..numbers import to_fmpq, to_fraction
+from ..protocols import Oracle
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .noisy import (_PREC, MAX_LOGIT, SCALE_RANGE, NoisyDetails, _positive, _upper, _value, float_down,
@@ -445,7 +446,7 @@ def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bou
     )
 
 
-def learn_noisy_frame(oracle, *, w_bound, token_norm=None) -> LearnResult:
+def learn_noisy_frame(oracle: Oracle, *, w_bound, token_norm=None) -> LearnResult:
     """Learn a single head from a noisy oracle with ``d² + d`` queries on a 45° frame.
 
     Parameters

@@ -40,6 +40,7 @@ from flint import arb, ctx
 from .. import registry
 from ..errors import OracleInconsistent
 from ..numbers import ball_interval, to_fmpq
+from ..protocols import Oracle
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
 from .noisy import _PREC, NoisyDetails, _positive, _upper, noisy_query_count
@@ -110,7 +111,7 @@ def _intersect_rows(d: int, passes):
     return T, E
 
 
-def learn_noisy_refine(oracle, *, w_bound, token_norm=None) -> LearnResult:
+def learn_noisy_refine(oracle: Oracle, *, w_bound, token_norm=None) -> LearnResult:
     """Learn a single head from a noisy oracle: a frame pilot, then probes adapted to it (``2(d² + d)`` queries).
 
     Parameters

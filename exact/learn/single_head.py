@@ -39,6 +39,7 @@ from ..errors import CertificateInvalid, InvalidArgument
 from ..linalg import QMatrix
 from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
+from ..protocols import Oracle
 from ..sequences import Sequence
 from ._common import read_v
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
@@ -251,7 +252,7 @@ def _float_scale(w_bound) -> Fraction:
 
 
 def learn_single_head(
-    oracle,
+    oracle: Oracle,
     *,
     mode: str | None = None,
     grid=None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .. import registry
 from ..errors import InvalidArgument
+from ..protocols import Model, Oracle
 from ..threshold import BisectingOracle, ThresholdOracle
 from .noisy import learn_noisy, noisy_query_count
 from .noisy_frame import learn_noisy_frame
@@ -28,7 +29,9 @@ __all__ = ["learn_threshold", "SPEC"]
 _LEARNERS = {"frame": learn_noisy_frame, "paper": learn_noisy, "refine": learn_noisy_refine}
 
 
-def learn_threshold(oracle, *, epsilon, v_bound, w_bound, token_norm=None, learner: str = "paper") -> LearnResult:
+def learn_threshold(
+    oracle: ThresholdOracle | Oracle | Model, *, epsilon, v_bound, w_bound, token_norm=None, learner: str = "paper"
+) -> LearnResult:
     """Learn ``W`` and ``v`` from threshold bits: bisection to ``±ε``, then a noisy learner.
 
     Parameters

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from .. import registry
 from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
 from ..odd import OddOracle
+from ..protocols import Oracle
 from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
@@ -34,7 +35,7 @@ from .single_head import ProbePlan, learn_single_head
 __all__ = ["learn_transformer", "SPEC"]
 
 
-def learn_transformer(oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_CHECKS, check_seed=None,
+def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_CHECKS, check_seed=None,
                       retries: int = 3, max_units: int = 4096) -> LearnResult:
     """Learn ``W`` exactly and the FFN ``(A, w)`` in canonical form from an exact oracle.
 
