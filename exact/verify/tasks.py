@@ -190,6 +190,22 @@ def _stop(pool) -> None:
             p.join(timeout=1.0)
 
 
+def _submit(pool, task):
+    """``pool.submit(run_task, task)`` with SIGINT ignored meanwhile: a worker the submit spawns then
+    starts with SIGINT ignored (an ignored signal stays ignored across exec), so a Ctrl-C that comes
+    while it is still importing, before ``_worker_init`` runs, cannot print a traceback there."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return pool.submit(run_task, task)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return pool.submit(run_task, task)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _pool(plan, jobs: int, deadline) -> Generator:
     import concurrent.futures as cf
     import multiprocessing
@@ -206,7 +222,7 @@ def _pool(plan, jobs: int, deadline) -> Generator:
                 item = next(pending, None)
                 if item is None:
                     break
-                running[pool.submit(run_task, item[1])] = item[0]
+                running[_submit(pool, item[1])] = item[0]
             if not running:
                 clean = True
                 return
