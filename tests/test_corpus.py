@@ -29,7 +29,10 @@ from exact.errors import InvalidArgument
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = Path(__file__).resolve().parent
 # Subprocesses import this checkout's package (not whichever one is installed) and the toys.
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
+# pytest prints failure messages in full in its short summary when CI or BUILD_NUMBER is set, and cut to the
+# terminal's width otherwise; the runs below count messages, so they drop both and ask for no short summary (-rN).
+ENV = {**{k: v for k, v in os.environ.items() if k not in ("CI", "BUILD_NUMBER")},
+       "PYTHONPATH": os.pathsep.join([str(TESTS), str(ROOT)])}
 
 
 @pytest.fixture(scope="module")
@@ -192,8 +195,8 @@ def test_cli_export_refuses_a_foreign_directory(tmp_path, capsys):
 
 
 def _pytest(corpus, learner, *extra, cwd, env=None):
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest",
-                           "--exact-attention-corpus", str(corpus), "--learner", learner, *extra],
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-rN", "-p", "no:cacheprovider", "-p",
+                           "no:hypothesispytest", "--exact-attention-corpus", str(corpus), "--learner", learner, *extra],
                           capture_output=True, text=True, cwd=cwd, env=env or ENV, timeout=600)
 
 
