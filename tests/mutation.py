@@ -46,6 +46,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +56,7 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest
 _LEARNERS = ["tests/test_theorem_4_1_single_head.py", "tests/test_theorem_5_1_low_rank.py"]
 _CERT = ["tests/test_certificates.py", "tests/test_certificate_guards.py", "tests/test_oracles.py", *_LEARNERS,
          "tests/test_no_false_exact.py"]
-_FFN = ["tests/test_ffn.py", "tests/test_ffn_hidden.py"]
+_FFN = ["tests/test_ffn.py", "tests/test_ffn_hidden.py", "tests/test_ffn_attack.py"]
 _MULTI = ["tests/test_kkg26_multihead.py", "tests/test_kkg26_float.py", "tests/test_kkg_block.py"]
 _NOISY = ["tests/test_theorem_6_1_noisy.py", "tests/test_noisy_refine.py"]
 #: Each module's own tests (its doctests are always added).  Listed files that do not exist
@@ -74,7 +75,7 @@ DEFAULT_TESTS = {
     "exact/learn/ffn_path.py": _FFN,
     "exact/learn/ffn_orient.py": _FFN,
     "exact/learn/ffn_count.py": _FFN,
-    "exact/learn/transformer.py": ["tests/test_transformer.py", "tests/test_ffn_hidden.py"],
+    "exact/learn/transformer.py": ["tests/test_transformer.py", "tests/test_ffn_hidden.py", "tests/test_ffn_attack.py"],
     "exact/learn/multi_head.py": _MULTI,
     "exact/learn/kkg_block.py": _MULTI,
     "exact/learn/multi_head_float.py": _MULTI,
@@ -251,6 +252,22 @@ def summary(rows: list[dict]) -> dict:
     return out
 
 
+def write_json(args, rows: list[dict], seconds: float) -> None:
+    """The run as benchmark-style JSON rows: ``env``, one ``run`` row per mutant, a ``summary`` row per
+    module, then ``done``."""
+    version = subprocess.run(["cosmic-ray", "--version"], capture_output=True, text=True).stdout.strip()
+    head = {"bench": "mutation"}
+    out = [{**head, "row": "env", "python": sys.version.split()[0], "cosmic_ray": version, "seed": args.seed,
+            "limit": args.limit, "timeout": args.timeout or 120.0, "jobs": args.jobs,
+            "tests": {m: select_tests(m, args.tests) for m in args.modules}}]
+    out += [{**head, "row": "run", **row} for row in rows]
+    out += [{**head, "row": "summary", "module": m, **s} for m, s in summary(rows).items()]
+    out.append({**head, "row": "done", "seconds": round(seconds, 1)})
+    with open(args.json, "w") as fh:
+        for row in out:
+            fh.write(json.dumps(row) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("modules", nargs="+", help="module paths relative to the repository root, e.g. exact/numbers.py")
@@ -266,6 +283,7 @@ def main(argv: list[str] | None = None) -> int:
     if shutil.which("cosmic-ray") is None:
         raise SystemExit("cosmic-ray is not installed: pip install \".[mutation]\"")
     rows: list[dict] = []
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="mutation-") as tmp:
         for module in args.modules:
             got = run_module(module, args, Path(tmp))
@@ -277,9 +295,7 @@ def main(argv: list[str] | None = None) -> int:
                         print("".join("      " + line + "\n" for line in row["diff"].splitlines()
                                       if line.startswith(("+", "-")) and not line.startswith(("+++", "---"))))
     if args.json:
-        with open(args.json, "w") as fh:
-            for row in rows:
-                fh.write(json.dumps(row) + "\n")
+        write_json(args, rows, time.perf_counter() - started)
     if not args.list:
         for module, s in summary(rows).items():
             score = "n/a" if s["score"] is None else f"{100 * s['score']:.0f}%"

@@ -373,3 +373,50 @@ def test_float_answers_with_their_own_errors_need_a_single_head_to_bound_them():
     report = cert.check()
     assert not report.holds
     assert report.reason == "the answers record float rounding errors, which can be checked only for a single-head model"
+
+
+# -- what a holding check requires beyond the answers ------------------------------------------------
+
+
+def test_a_certificate_must_state_every_assumption_its_learners_claim_rests_on():
+    """With verification queries present, the ReLU learner's claim still rests on its path seed and on
+    no hidden units; a certificate that leaves either out fails, whatever else it states."""
+    from exact.learn import learn_ffn
+    from exact.learn.ffn import HIDDEN_UNITS, PATH_SEED
+    from exact.ffn import ReLUFFN
+
+    r = learn_ffn(ExactOracle(ReLUFFN([[1, 0, 2], [0, 1, -1], [1, 1, 1]], [1, -2, 1])), seed=0)
+    cert = r.certificate
+    assert cert.checks and {HIDDEN_UNITS, PATH_SEED} <= set(cert.assumptions) and cert.check().holds
+    for dropped in (HIDDEN_UNITS, PATH_SEED):
+        report = dataclasses.replace(cert, assumptions=tuple(a for a in cert.assumptions if a != dropped)).check()
+        assert not report.holds
+        assert report.message.endswith(f"the certificate does not state the assumptions its claim rests on: {dropped}")
+
+
+def test_a_sequence_that_equals_everything_cannot_stand_in_for_a_query():
+    """A transcript entry must be a real Sequence: a subclass whose == always says yes would make the
+    replay of the learner's probe set match, and a certificate hold for a wrong W."""
+
+    class Agreeable(Sequence):
+        __slots__ = ()
+
+        def __eq__(self, other):
+            return True
+
+        __hash__ = Sequence.__hash__
+
+    truth = SingleHead([[1, "1/2"], [0, -1]], [2, 1])
+    wrong = SingleHead([[1, "1/3"], [0, -1]], [2, 1])
+    r = learn_single_head(ExactOracle(truth), checks=0)
+    # one-token sequences see only v, so truth and wrong give the same answer at e_1 whatever W is
+    e1 = Sequence.basis(2, 0)
+    ans = ExactOracle(truth).query(e1)
+    n = len(r.certificate.transcript)
+    forged = tuple(Query(Agreeable(e1.d, e1.rows), ans) for _ in range(n))
+    assert all(q.X == x.X for q, x in zip(forged, r.certificate.transcript))  # the probe-set comparison would pass
+    with pytest.raises(InvalidArgument, match=r"transcript: expected Query\(X: Sequence, answer\) entries"):
+        dataclasses.replace(r.certificate, model=wrong, transcript=forged)
+    plain = tuple(Query(e1, ans) for _ in range(n))
+    report = dataclasses.replace(r.certificate, model=wrong, transcript=plain).check()
+    assert not report.holds and "probe set" in report.message  # as real sequences they are not the probe set
