@@ -401,3 +401,217 @@ def test_a_smooth_function_makes_the_search_give_up():
     with pytest.raises((PathRetry, OracleInconsistent)):
         scan_segment(lambda ts: [t * t for t in ts], max_breakpoints=50, min_width_bits=64)
     assert scan_segment(lambda ts: [3 * t + fmpq(1, 7) for t in ts]).breakpoints == ()
+
+
+# -- what a result says about itself -----------------------------------------------------
+
+
+def _bound_text(m):
+    """The failure probability of "all m units seen" for one check path, 2m²/(2^63 − 3), as the rows print it."""
+    return f"{2 * m * m / (2**63 - 3):.1e}"
+
+
+def test_the_rows_of_an_identified_network_show_its_function_and_units():
+    net = ReLUFFN([[1, 2, 0], [0, -1, 3]], [1, "-1/2"])
+    r = _learn(net, m=2)
+    # L = ½Aᵀw = ½(1·(1, 2, 0) − ½·(0, −1, 3)); kinks w|c|/2 on the normals scaled to a leading 1
+    assert r.details.rows(r) == [
+        ("function", "g(x) = Lᵀx + Σ κ_k|n_kᵀx| with 2 hyperplanes"),
+        ("", "L = [1/2, 5/4, -3/4]"),
+        ("", "κ = -1/4, n = [0, 1, -3]"),
+        ("", "κ = 1/2, n = [1, 2, 0]"),
+        ("seen", "all 2 units seen: a check path proves 2 distinct hyperplanes, each on exactly one learned "
+                 f"hyperplane (wrong with probability <= {_bound_text(2)} over the path seed, 1 check path drawn)"),
+        ("units", "identifiable: 2 units (up to order and positive scaling; identifiable among networks with at most "
+                  "2 units: all 2 hyperplanes seen, one unit on each, and a unique orientation)"),
+        ("", "w = -1/2, a = [0, -1, 3]"),
+        ("", "w = 1, a = [1, 2, 0]"),
+    ]
+
+
+def test_the_rows_of_a_tent_say_how_many_orientations_were_found():
+    net = ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2])
+    r = _learn(net, m=3)
+    rows = r.details.rows(r)
+    assert rows[:5] == [("function", "g(x) = Lᵀx + Σ κ_k|n_kᵀx| with 3 hyperplanes"), ("", "L = [0, 0]"),
+                        ("", "κ = 1, n = [0, 1]"), ("", "κ = 1, n = [1, 0]"), ("", "κ = 1, n = [1, 1]")]
+    assert rows[5][0] == "seen" and f"<= {_bound_text(3)} over" in rows[5][1]
+    assert rows[6:] == [("units", "not identifiable: 2 orientations explain the function (signed, weighted normals "
+                                  "summing to zero: a tent) (2 orientation(s) found)")]
+
+
+def test_the_sighting_names_too_few_and_too_many_hyperplanes_for_m():
+    few = _learn(ReLUFFN([[1, 2, 0], [2, 4, 0], [0, 1, 1]], [1, 3, -1]), m=3)  # two units merge on one hyperplane
+    assert few.details["sighting"] == ("the search found 2 hyperplanes for m = 3: units merged on one hyperplane, "
+                                       "an antipodal pair, or units hidden from the search")
+    # a hyperplane through the corner q is crossed there, besides the m = 2 the segments may hold
+    d, seed = 4, 11
+    p, q = _path_of(seed, d)
+    net = ReLUFFN([_orthogonal(q, np.random.default_rng(0), d), [1, 0, 2, -1], [0, 1, -1, 3]], [2, -1, 1])
+    # the learned function would need 3 units, so no result may say "at most 2": the path is retried, and the
+    # next paths prove the third hyperplane, which refutes m
+    with pytest.raises(OracleInconsistent, match="m = 2 is too small: the search path's exact samples prove 3 "):
+        learn_ffn(ExactOracle(net), m=2, seed=seed)
+    assert learn_ffn(ExactOracle(net), m=3, seed=seed).model.function_form() == net.function_form()
+
+
+def test_the_search_path_is_drawn_from_the_documented_box():
+    """p and q have integer entries in [−2^20, 2^20]: p is the first point asked, q the end of the first segment;
+    the lines at its ends are measured over windows of 2^-32 of the segment."""
+    bound = 1 << 20
+    corners = []
+    for seed in range(4):
+        r = _learn(ReLUFFN.random(4, 3, seed=seed), seed=seed)
+        xs = [q.X.dense()[0] for q in r.certificate.transcript]
+        p, q = xs[0], xs[3]  # the first segment starts with h(0), h(δ), h(1 − δ), h(1)
+        assert (p, q) == tuple([Fraction(v) for v in c] for c in _path_of(seed, 4))
+        w = Fraction(1, 2**32)
+        assert xs[1] == [a + w * (b - a) for a, b in zip(p, q)] and xs[2] == [b - w * (b - a) for a, b in zip(p, q)]
+        corners += p + q
+    assert all(x.denominator == 1 and -bound <= x <= bound for x in corners)
+    assert max(corners) > bound // 2 and min(corners) < -bound // 2  # both ends of the box are used
+
+
+def _shallow(seed, d=4):
+    """Two normals, leading entry 1, crossing the first segment at t = 1/3 and t = 3/7 with n·D = ±1/2."""
+    p, q = _path_of(seed, d)
+    D = [b - a for a, b in zip(p, q)]
+    out = []
+    for a, at_p, slope in ((3, Fraction(-1, 6), Fraction(1, 2)), (-2, Fraction(3, 14), Fraction(-1, 2))):
+        # n = (1, a, b, c) with n·p = at_p and n·D = slope: a 2 × 2 system in (b, c)
+        r1, r2 = at_p - p[0] - a * p[1], slope - D[0] - a * D[1]
+        det = p[2] * D[3] - p[3] * D[2]
+        out.append([1, a, (r1 * D[3] - p[3] * r2) / det, (p[2] * r2 - D[2] * r1) / det])
+    return out
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_hyperplanes_crossing_the_path_at_a_shallow_angle_are_found_on_the_first_path(seed):
+    """|n·D| = 1/2 is small, but not zero: the crossing is an ordinary one, and the run stays within the count."""
+    net = ReLUFFN(_shallow(seed) + [[1, 2, 3, -1]], [1, -2, 1])
+    r = _learn(net, m=3, seed=seed)
+    assert r.details["function_form"] == net.function_form() and r.details["units_seen"]
+    assert r.details["paths"] == 1 and r.queries + r.verification_queries <= ffn_query_bound(4, 3)
+
+
+class _Offset(_Smooth):
+    """An exact oracle of |x_1| + 2x_2 + 1: piecewise linear, but not bias-free."""
+
+    def exact(self, X):
+        from exact.expfield import ExpRatio
+
+        x = X.dense()[0]
+        return ExpRatio.rational(abs(x[0]) + 2 * x[1] + 1)
+
+
+@pytest.mark.parametrize("retries", [0, 3])
+def test_a_box_with_a_bias_is_refused_after_every_path_is_tried(retries):
+    oracle = ExactOracle(_Offset(3))
+    with pytest.raises(OracleInconsistent) as err:
+        learn_ffn(oracle, seed=0, retries=retries, checks=0)
+    message = str(err.value)
+    assert message.startswith(f"no consistent ReLU network after {retries + 1} paths (last: a point off the path "
+                              "disagrees with the learned function")
+    assert "not a bias-free one-hidden-layer ReLU network" in message
+
+
+def test_a_certificate_without_m_holds_for_many_hyperplanes():
+    net = ReLUFFN([[1, k] for k in range(-9, 11)], [1 + k % 3 for k in range(20)])
+    r = _learn(net)  # _learn checks the certificate: its re-run must not give up on 20 hyperplanes
+    assert r.details["hyperplanes"] == 20 and r.details["function_form"] == net.function_form()
+
+
+def test_a_candidate_next_to_its_breakpoint_costs_one_query_more():
+    """Kinks 1 and 2^-40: the outer lines meet within 2^-40 of 1/3, so h leaves ℓ_l inside the window there.  One
+    more point gives the line beyond it, and their crossing is the breakpoint: 4 end queries, 2 + 1 there, and
+    2 to accept 2/3 (the mirror image likewise)."""
+    for kinks in ([1, Fraction(1, 2**40)], [Fraction(1, 2**40), 1]):
+        found, scan = _scan(["1/3", "2/3"], kinks, slope=3, offset=-1)
+        assert found == [Fraction(1, 3), Fraction(2, 3)] and scan.queries == 9
+
+
+def test_the_scan_returns_the_true_breakpoints_or_retries():
+    """Clustered kinks, some closer than the windows: the scan may give up (PathRetry), but breakpoints it returns
+    are h's own, except that kinks closer together than the 2^-32 windows may merge into one."""
+    from flint import fmpq
+
+    from exact.learn.ffn_path import PathRetry, scan_segment
+
+    tight = [(fmpq(7187, 24832), -1), (fmpq(553647837, 1627389952), -4), (fmpq(2336462207181, 6665789243392), 2),
+             (fmpq(2336462208539, 6665789243392), -3), (fmpq(584115552353, 1666447310848), -2)]
+    rng = np.random.default_rng(7)
+    cases = [tight]
+    for _ in range(40):
+        bps: dict = {}
+        for _ in range(int(rng.integers(1, 5))):
+            centre = fmpq(int(rng.integers(1, 97)), 97)
+            for _ in range(int(rng.integers(1, 4))):
+                t = centre + fmpq(int(rng.integers(-64, 65)), 1 << int(rng.integers(6, 40)))
+                if 0 < t < 1:
+                    bps[t] = bps.get(t, fmpq(0)) + int(rng.integers(-4, 5))
+        cases.append(sorted((t, k) for t, k in bps.items() if k))
+    for items in cases:
+        def h(ts, items=items):
+            return [sum((k * (t - b) for b, k in items if t > b), fmpq(0)) for t in ts]
+        try:
+            scan = scan_segment(h, max_breakpoints=64)
+        except PathRetry:
+            continue
+        for b in scan.breakpoints:
+            near = [t for t, _ in items if abs(t - b.t) <= fmpq(1, 2**31)]
+            assert near, f"{b.t} is no breakpoint of h"
+            if len(near) == 1:
+                assert b.t == near[0]
+
+
+@pytest.mark.parametrize("bump", [1, -1])
+def test_an_interior_point_inside_a_tent_reveals_it(bump):
+    """A tent on (0.6, 0.61), of either sign, between samples on one line: the plain search sees a line; a point
+    inside the tent is off that line, and the tent's three breakpoints are then found exactly."""
+    from flint import fmpq
+
+    from exact.learn.ffn_path import scan_segment
+
+    tent = [(fmpq(6, 10), bump), (fmpq(605, 1000), -2 * bump), (fmpq(61, 100), bump)]
+
+    def h(ts):
+        return [2 * t + sum((k * (t - b) for b, k in tent if t > b), fmpq(0)) for t in ts]
+
+    assert scan_segment(h).breakpoints == ()
+    inside = fmpq(603, 1000)
+    scan = scan_segment(h, interior=lambda lo, hi: inside if lo < inside < hi else (lo + hi) / 2)
+    assert [b.t for b in scan.breakpoints] == [b for b, _ in tent]
+
+
+# -- orientation: what it finds and what it says ----------------------------------------------
+
+
+def test_the_orientation_says_what_it_found_and_how():
+    unique = ReLUFFN([[1, 0], [0, 1], [1, 1], [1, -1]], [1, 2, -1, 3])  # 4 hyperplanes in d = 2: a subset sum
+    o = orient(unique.function_form())
+    assert o.unique and o.solutions == (unique.unit_form(),) and o.reason == ""
+    tent = orient(ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2]).function_form())
+    assert not tent.unique and len(tent.solutions) == 2
+    assert tent.reason == "2 orientations explain the function (signed, weighted normals summing to zero: a tent)"
+    # beyond the enumeration limit, lattice reduction: a solution found is reported, never claimed unique
+    lll = orient(unique.function_form(), max_free=0)
+    assert lll.solutions == (unique.unit_form(),) and not lll.exhaustive and not lll.unique
+    assert lll.reason == ("2 free signs exceed the enumeration limit 0: 1 orientation(s) found by lattice reduction "
+                          "(LLL); others are not excluded")
+    pair = ReLUFFN([[1, 0], [-1, 0], [0, 1], [1, 1]], [1, 1, 1, 1]).function_form()  # an antipodal pair beyond d
+    assert orient(pair).solutions == () and "no orientation with one unit per hyperplane" in orient(pair).reason
+    none = orient(pair, max_free=0)
+    assert none.solutions == () and not none.exhaustive
+    assert none.reason == ("1 free signs exceed the enumeration limit 0: lattice reduction (LLL) found no "
+                           "orientation; the orientation is not resolved")
+
+
+def test_every_reported_unit_form_computes_the_function():
+    cases = [ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, -1, -1]),  # a cancelled pair: L outside the span
+             ReLUFFN([[1, 2, 0], [-1, -2, 0], [0, 1, 1]], [1, 2, -1]),  # an antipodal pair
+             ReLUFFN([[1, 0], [0, 1], [-1, -1]], [2, 2, 2]),  # a tent: two orientations
+             ReLUFFN.random(3, 5, seed=4)]
+    for net in cases:
+        form = net.function_form()
+        for sol in orient(form).solutions:
+            assert sol.network().function_form() == form

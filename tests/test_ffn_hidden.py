@@ -259,3 +259,37 @@ def test_planted_structure_sweep_of_400_cases():
     tally = _sweep(400, seed=20)
     print(tally)
     assert tally["cases"] == 400
+
+
+def _solve(rows, rhs):
+    """The exact solution of a square rational system (Gaussian elimination)."""
+    M = [[Fraction(x) for x in row] + [Fraction(b)] for row, b in zip(rows, rhs)]
+    n = len(M)
+    for c in range(n):
+        piv = next(r for r in range(c, n) if M[r][c])
+        M[c], M[piv] = M[piv], M[c]
+        for r in range(n):
+            if r != c and M[r][c]:
+                f = M[r][c] / M[c][c]
+                M[r] = [x - f * y for x, y in zip(M[r], M[c])]
+    return [M[i][n] / M[i][i] for i in range(n)]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_hyperplane_through_p_that_the_off_path_points_miss_is_still_retried(seed):
+    """A unit's hyperplane through p, facing so that q and both random points off the path lie on one side of
+    it: along the path and at those points the unit is linear (active for even seeds, off for odd ones), and
+    only the antipodal corner −q, on its other side, shows its kink (−q − 1, next to it, is on q's side).
+    Without verification points the result must still be the network's function."""
+    d = 5
+    rng = np.random.default_rng(seed)
+    p, q = _path(rng, d)
+    away = [[int(x) for x in rng.integers(-(1 << 20), (1 << 20) + 1, size=d)] for _ in range(2)]
+    side = 1 if seed % 2 == 0 else -1
+    # a·p = 0; a·q, a·z1, a·z2 and a·(q + 1) all of one sign
+    a = _solve([p, q, *away, [1] * d], [0, side, side, side, -2 * side])
+    net = ReLUFFN([a, [1, 0, 2, -1, 1], [0, 1, -1, 3, 2]], [2, -1, 1])
+    r = learn_ffn(ExactOracle(net), m=3, seed=seed, checks=0)
+    assert r.model.function_form() == net.function_form()
+    assert r.details["paths"] >= 2  # the first path never crossed that hyperplane
+    assert r.certificate.check().holds

@@ -179,15 +179,6 @@ class _Region:
         self.G = None
         self.segment = segment
 
-    def probe(self, i: int) -> tuple[list, int]:
-        """``x + δ·e_i`` as ``(numerators, 2^k)`` (``δ`` a power of two)."""
-        nums, den = self.point
-        step = int(self.delta.q)  # δ = 1/step
-        common = max(den, step)
-        out = [n * (common // den) for n in nums]
-        out[i] += common // step
-        return out, common
-
 
 def _regions(P, D, scan, pair, segment: int) -> list[_Region]:
     ts = [fmpq(0)] + [b.t for b in scan.breakpoints] + [fmpq(1)]
@@ -566,12 +557,15 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
             if m is not None and len(form.normals) == m:
                 drawn += 1
                 sighting = _check_path(reader, rng, d, m, form, interior, drawn)
+            elif m is not None and len(form.normals) > m:
+                # computing the learned function takes more than m units, so "at most m" cannot be stated for
+                # it; the samples do not prove the excess (else m was refuted), so another path decides
+                raise PathRetry(f"the search found {len(form.normals)} hyperplanes, more than m = {m}, but its "
+                                "samples prove no more than m")
             else:
-                found = len(form.normals)
                 sighting = Sighting(False, "no m given" if m is None else (
-                    f"the search found {found} hyperplanes for m = {m}: units merged on one hyperplane, an antipodal "
-                    "pair, or units hidden from the search" if found < m else
-                    f"the search found {found} hyperplanes, more than m = {m}"), proved)
+                    f"the search found {len(form.normals)} hyperplanes for m = {m}: units merged on one hyperplane, "
+                    "an antipodal pair, or units hidden from the search"), proved)
         except PathRetry as e:
             last = str(e)
             continue
