@@ -287,7 +287,7 @@ def _tent(e):
 def test_a_hidden_tent_is_missed_but_only_under_the_stated_assumption():
     net = _tent(Fraction(1, 1000))
     for m in (None, 3):
-        r = learn_ffn(ExactOracle(net), m=m, seed=0)
+        r = learn_ffn(ExactOracle(net), m=m, seed=0, check_seed=0)  # fresh check points may hit the wedge
         # the bump is zero along the whole path but in a wedge of width ~1/1000: the search misses it
         assert r.details["function_form"] != net.function_form()
         assert HIDDEN_UNITS in r.assumptions and HIDDEN_UNITS in r.certificate.assumptions
