@@ -399,7 +399,7 @@ class Certificate:
             parts.append("assuming it is " + ", ".join(self.assumptions))
         return " (" + "; ".join(parts) + ")"
 
-    def _unmet_condition(self, rederive: bool = True, standing=None) -> str | None:
+    def _unmet_condition(self, rederive: bool, standing) -> str | None:
         if self.grid is not None:
             grid = parse_grid(self.grid)
             assert grid is not None  # a string always parses to a grid (or raises)
@@ -426,7 +426,7 @@ class Certificate:
             )
         return None
 
-    def _unmet_learner_condition(self, rederive: bool = True, standing=None) -> str | None:
+    def _unmet_learner_condition(self, rederive: bool, standing) -> str | None:
         if self.learner is None:
             return "conditions are stated without a learner to interpret them" if self.conditions else None
         spec = registry.get(self.learner)

@@ -420,3 +420,12 @@ def test_a_sequence_that_equals_everything_cannot_stand_in_for_a_query():
     plain = tuple(Query(e1, ans) for _ in range(n))
     report = dataclasses.replace(r.certificate, model=wrong, transcript=plain).check()
     assert not report.holds and "probe set" in report.message  # as real sequences they are not the probe set
+
+
+@pytest.mark.parametrize("assumptions", ["among single heads", ("among single heads", 3), (None,), [b"bytes"]])
+def test_assumptions_must_be_a_tuple_of_strings(exact_run, assumptions):
+    """A stated assumption is text a reader checks; anything else is refused when the certificate is built."""
+    with pytest.raises(InvalidArgument, match="assumptions: expected a tuple of strings"):
+        dataclasses.replace(exact_run.certificate, assumptions=assumptions)
+    ok = dataclasses.replace(exact_run.certificate, assumptions=list(exact_run.certificate.assumptions))
+    assert ok.assumptions == exact_run.certificate.assumptions and ok.check().holds
