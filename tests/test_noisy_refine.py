@@ -204,3 +204,114 @@ def test_norms_of_tiny_bounds_do_not_underflow():
 
     b = ErrorBound.from_entries([[5e-324, 3e-320]], [1e-170, 1e-170])
     assert b.W_frobenius >= 3e-320 and b.v_norm >= 1.4e-170
+
+
+# --- the refined bound against the exact error, measured in rationals against the hidden truth ---
+
+def _certified(result, truth):
+    """Every certified bound is a nonnegative number at least the exact error (rationals, no rounding)."""
+    b = result.error_bound
+    dW = [abs(Fraction(a) - Fraction(t)) for ra, rb in zip(result.model.W, truth.W) for a, t in zip(ra, rb)]
+    dv = [abs(Fraction(a) - Fraction(t)) for a, t in zip(result.model.v, truth.v)]
+    for bound, err, squared in ((b.W_frobenius, sum(x * x for x in dW), True), (b.W_max, max(dW), False),
+                                (b.v_norm, sum(x * x for x in dv), True), (b.v_max, max(dv), False)):
+        assert bound >= 0, b
+        if math.isfinite(bound):
+            assert err <= (Fraction(bound) ** 2 if squared else Fraction(bound)), (float(err), b)
+    assert b.W_max <= b.W_frobenius
+    return b
+
+
+def _sevenths(d, seed, v=None):
+    rng = np.random.default_rng(seed)
+    W = [[Fraction(int(x), 7 * d) for x in row] for row in rng.integers(-4, 5, (d, d))]
+    return SingleHead(W, v if v is not None else [Fraction(int(x), 3) for x in rng.choice([-4, -2, 2, 5], d)])
+
+
+def _at(sign_of):
+    return lambda i, X, clean, tau: tau if sign_of(i) else -tau
+
+
+def test_an_exact_oracle_s_refined_bound_is_nonnegative_and_covers_the_rounding():
+    from exact import ExactOracle
+
+    for seed in range(3):
+        for d in (1, 2, 3):
+            truth = _sevenths(d, seed)
+            r = learn_noisy_refine(ExactOracle(truth), w_bound=2, token_norm=1)
+            b = _certified(r, truth)
+            assert b.W_frobenius < 1e-14
+            assert max(abs(Fraction(a) - t) for ra, rb in zip(r.model.W, truth.W) for a, t in zip(ra, rb)) > 0
+        gauss = SingleHead.gaussian(3, seed=seed)
+        _certified(learn_noisy_refine(ExactOracle(gauss), w_bound=2, token_norm=1), gauss)
+
+
+@pytest.mark.parametrize("w_bound", [2, 8])
+def test_noise_at_the_bound_never_beats_the_refined_bound(w_bound):
+    """Every η at ±τ (constant, alternating, scrambled, and the frame adversary on the pilot)."""
+    tau = Fraction(1, 10**5)
+    spec = registry.get("noisy-refine")
+    for seed in range(3):
+        truth = SingleHead.gaussian(3, seed=seed, w_frobenius=w_bound) if seed % 2 else _sevenths(3, seed)
+        strategies = [_at(lambda i: True), _at(lambda i: False), _at(lambda i: i % 2), _at(lambda i: (i * 7919) % 5 < 2)]
+        if seed == 0:
+            strategies.append(spec.load_adversary()(truth, tau=tau, w_bound=w_bound, token_norm=1))
+        for strategy in strategies:
+            r = learn_noisy_refine(NoisyOracle(truth, Adversarial(tau, strategy)), w_bound=w_bound, token_norm=1)
+            _certified(r, truth)
+            assert r.error_bound.W_frobenius <= r.details["pilot_W_frobenius"] * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("v", [[0, 1, 2], [2, "-1", 0], [1, 0, 0, "-2"], [0, 0, "3/2"], ["-5/4", 0]],
+                         ids=lambda v: ",".join(map(str, v)))
+def test_zero_coordinates_of_v_need_no_margin_in_either_pass(v):
+    tau = Fraction(1, 10**6)
+    for seed in range(2):
+        truth = _sevenths(len(v), seed + 10, v=v)
+        for oracle in (NoisyOracle(truth, "uniform:1e-6", seed=seed), NoisyOracle(truth, Adversarial(tau, _at(lambda i: i % 2)))):
+            r = learn_noisy_refine(oracle, w_bound=2, token_norm=1)
+            b = _certified(r, truth)
+            assert b.W_frobenius < 1e-3 and b.W_frobenius <= r.details["pilot_W_frobenius"] * (1 + 1e-9)
+
+
+def test_the_refining_pass_uses_larger_logit_scales_only_where_the_pilot_certified_small_t():
+    """The pilot's scales are capped by |t_kj| <= ‖u_k‖·𝒲; refined, a probe whose t_kj is known to be
+    small uses a larger logit scale, and its clipping range still holds the true logit."""
+    truth = SingleHead.gaussian(3, seed=0, w_frobenius=8)
+    oracle = NoisyOracle(truth, "uniform:1e-6", seed=0)
+    r = learn_noisy_refine(oracle, w_bound=8, token_norm=1)
+    pilot_beta = Fraction(oracle.transcript[3].X.dense()[1][0])  # the pilot's probe (0, 0): second token β e_0
+    refined = [q for q in oracle.transcript[3 + 9 + 3:]]
+    assert len(refined) == 9
+    betas = [Fraction(max(abs(x) for x in q.X.dense()[1])) for q in refined]
+    assert Fraction(r.details["max_logit_scale"]) > 0 and any(b != pilot_beta for b in betas)
+    _certified(r, truth)
+    assert r.details["learner"] == "refine" and r.details["token_norm"] == "1"
+    assert r.assumptions == ("‖W‖_F <= w_bound = 8", "every answer within the oracle's declared error bound",
+                             "among single heads")
+
+
+def test_refine_keeps_the_pilot_s_scales_where_nothing_was_learned():
+    """A row not certified (s <= its error) or an entry with no finite pilot bound keeps the pilot's scales."""
+    from exact.learn.noisy import MAX_LOGIT
+    from exact.learn.noisy_frame import FramePlan
+
+    v = [Fraction(1), Fraction(-1, 2)]
+    tau = [Fraction(1, 10**6)] * 2
+    plan = FramePlan.make(v, tau, w_bound=8, token_norm=1, tau=1e-6)
+    s, e = plan.sums(v, tau)
+    same = plan.refine([[math.inf] * 2] * 2, s, e, tau, tau=1e-6)
+    assert (same.beta, same.gamma, same.t_bound, same.prior) == (plan.beta, plan.gamma, plan.t_bound, "pilot")
+    blind = plan.refine([[1e-3] * 2] * 2, s, [abs(x) for x in s], tau, tau=1e-6)  # no row certified
+    assert (blind.beta, blind.gamma, blind.t_bound) == (plan.beta, plan.gamma, plan.t_bound)
+    loose = plan.refine([[float(plan.t_bound[0][0]) * 2] * 2] * 2, s, e, tau, tau=1e-6)  # no better than the prior
+    assert (loose.beta, loose.gamma, loose.t_bound) == (plan.beta, plan.gamma, plan.t_bound)
+    tight = plan.refine([[1e-3, math.inf], [1e-3, 1e-3]], s, e, tau, tau=1e-6)
+    assert tight.t_bound[0][0] == Fraction(1e-3) and tight.t_bound[0][1] == plan.t_bound[0][1]
+    assert tight.beta[0][0] * tight.gamma[0][0] > plan.beta[0][0] * plan.gamma[0][0]  # a larger logit scale
+    assert (tight.beta[0][1], tight.gamma[0][1]) == (plan.beta[0][1], plan.gamma[0][1])
+    assert tight.max_token_norm() <= 1
+    for k in range(2):
+        for j in range(2):
+            # every probe keeps a factor 2 of headroom below the largest logit scale
+            assert tight.beta[k][j] * tight.gamma[k][j] * tight.t_bound[k][j] <= MAX_LOGIT / 2

@@ -130,11 +130,10 @@ class PaperPlan:
         s = min(Fraction(1), R / (a + b))
         # Probe entries are float64 numbers, so a float64 black box receives exactly these
         # probes: A and B are rounded down (the token norms only shrink) to a common grid
-        # fine enough for A, B and A + B to have at most 53 significant bits.
+        # fine enough for A, B and A + B to have at most 53 significant bits.  With 𝒲 in
+        # [2^-40, 2^40], b/a = 2/𝒲 >= 2^-39, so B is at least 2^11 grid steps: never 0.
         grid = Fraction(2) ** (floor_log2(max(s * a, s * b)) - 50)
         A, B = (math.floor(x / grid) * grid for x in (s * a, s * b))
-        if B == 0:
-            raise InvalidArgument(f"w_bound: {w_bound!r} is too large for float64 probes (1/𝒲 is below 2^-50·R)")
         return cls(d, W, R, A, B)
 
     @property
@@ -207,7 +206,6 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
     W = np.zeros((d, d))
     bound = np.zeros((d, d))
     with ctx.workprec(_PREC):
-        width = arb(c_hi) - arb(c_lo)
         for i in range(d):
             vi = v_hat[i]
             certified = abs(vi) > tau_v[i]
@@ -237,8 +235,9 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
                     bound[i, j] = math.inf
                 else:
                     # the true logit lies in [−λ, λ] and the clipped estimate in [−span, span],
-                    # so |Δℓ| <= λ + span whatever the noise
-                    err = _arb_min(lip * _arb_min(eps, width), arb(to_fmpq(plan.lam)) + span) / AB + rounding
+                    # so |Δℓ| <= λ + span whatever the noise.  (The width cap L·(c_hi − c_lo) of
+                    # the formula never binds: with c_lo = σ(−μ), μ = span >= λ, it is 2·sinh μ >= λ + span.)
+                    err = _arb_min(lip * eps, arb(to_fmpq(plan.lam)) + span) / AB + rounding
                     bound[i, j] = _upper(err)
     v_out = np.array([float(x) for x in v_hat])
     v_bound = np.array([_upper(arb(to_fmpq(t)) + abs(arb(to_fmpq(x)) - arb(to_fmpq(Fraction(f)))))

@@ -311,9 +311,9 @@ def decode_rows(plan: FramePlan, s_hat, s_err, v_hat, tau_v, values, errors):
                     eps = (arb(to_fmpq(tau + beta * tau_v[j])) + arb(c_hi) * to_fmpq(g * spread)) / abs(arb(to_fmpq(g * s)))
                     if alpha != clipped and abs(arb(alpha) - arb(clipped)) > eps:
                         raise OracleInconsistent(_outside(plan, m))
-                    dl = lip * _min(eps, arb(c_hi) - arb(c_lo))
-                    # the true logit lies in [−λ, λ], the clipped estimate's in [−span, span]
-                    E[k][j] = _min(dl, arb(to_fmpq(lam)) + span) / to_fmpq(beta * g)
+                    # the true logit lies in [−λ, λ], the clipped estimate's in [−span, span]; the
+                    # width cap L·(c_hi − c_lo) never binds (it is 2·sinh(span) >= λ + span)
+                    E[k][j] = _min(lip * eps, arb(to_fmpq(lam)) + span) / to_fmpq(beta * g)
                     if not (E[k][j] >= 0 and T[k][j].is_finite()):  # pragma: no cover - guards the arithmetic
                         raise InvalidArgument(f"internal: probe ({k}, {j}) gave a bound that is not a finite "
                                               "nonnegative number")
