@@ -42,6 +42,195 @@ def corpus_dir(tmp_path_factory):
     return d
 
 
+# -- the judge's functions on hand-built instances and results --------------------------
+
+
+def _head_instance(queries=()):
+    from exact.corpus.load import CorpusInstance
+    from exact.models import SingleHead
+
+    return CorpusInstance("4.1", "hand d=2", 2, {}, SingleHead([[1, 0], [0, 1]], [1, "1/3"]), tuple(queries))
+
+
+def _verdict(exact, queries, formula_, rule, outcome="returned", output=""):
+    return Verdict("4.1", "x", exact, queries, formula_, rule, 0.0, "", outcome, output)
+
+
+def test_a_verdict_passes_only_exact_and_at_the_theorems_count():
+    big = int("1" + "0" * 6)  # counts and rules built at run time: compared by value, never by identity
+    for n in (12, big):
+        for exact in (True, False):
+            for rule, meets in (("exact", {n: True, n - 1: False, n + 1: False}),
+                                ("at most", {n: True, n - 1: True, 0: True, n + 1: False})):
+                for queries, ok in meets.items():
+                    v = _verdict(exact, int(str(queries)), int(str(n)), rule[:1] + rule[1:])
+                    assert v.returned and v.count_ok == ok, (rule, queries, n)
+                    assert v.passed == (exact and ok), (exact, rule, queries, n)
+
+
+def test_a_verdict_without_a_result_never_meets_the_count_nor_is_exact():
+    for outcome in ("not implemented", "skipped", "raised", "no result"):
+        for rule, queries in (("exact", 5), ("at most", 5), ("at most", 0)):
+            v = _verdict(False, queries, 5, rule, outcome)
+            assert (v.returned, v.count_ok, v.passed) == (False, False, False), (outcome, rule, queries)
+        with pytest.raises(InvalidArgument, match=f"only a returned result can be exact, not one with outcome "
+                                                  f"'{outcome}'"):
+            _verdict(True, 5, 5, "exact", outcome)
+    built = "".join(["re", "turned"])  # an outcome read at run time (as from the learner's pipe)
+    v = _verdict(True, 5, 5, "exact", built)
+    assert v.returned and v.passed
+    with pytest.raises(InvalidArgument, match="expected one of returned, not implemented, skipped, raised, no result, "
+                                              "got 'passed'"):
+        _verdict(False, 5, 5, "exact", "passed")
+
+
+def test_a_verdict_cannot_be_altered_and_its_repr_leaves_out_the_learners_output():
+    import dataclasses
+
+    from exact.corpus.judge import Unreadable
+
+    v = _verdict(False, 3, 12, "exact", output="learner output " * 100)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        v.exact = True
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        Unreadable("nan").text = "1"
+    assert "learner output" not in repr(v) and "queries=3" in repr(v)
+
+
+def test_formula_is_each_theorems_count_and_names_the_known_theorems():
+    for d in (1, 2, 5):
+        assert formula("4.1", d, {}) == (d * d + d, "exact")
+        for r in range(d + 1):
+            assert formula("5.1", d, {"rank": r}) == (2 * r * d - r * r + d, "exact")
+        for H in (1, 3):
+            assert formula("kkg", d, {"heads": H}) == (4 * H * d * d - 2 * H + 1, "exact")
+        for m in (1, 4):
+            ffn = (m + 1) * max(d - 2, 0) + 10 * m + 32  # d <= 2: the path term vanishes
+            assert formula("ffn", d, {"m": m}) == (ffn, "at most")
+            assert formula("transformer", d, {"m": m}) == (ffn + 2 * (d * d + d), "at most")
+    with pytest.raises(InvalidArgument, match=r"theorem: expected one of 4\.1, 5\.1, kkg, ffn, transformer, got '9\.9'"):
+        formula("9.9", 2, {})
+
+
+def test_judge_reads_each_malformed_answer_as_a_failure_naming_the_field():
+    from exact.corpus.judge import Unreadable
+    from exact.multihead import MultiHead
+
+    inst = _head_instance()
+    W = [[1, "0"], [Fraction(0), 1.0]]  # ints, strings, Fractions and floats taken at their exact value
+    assert judge(inst, {"W": W, "v": ["1", "1/3"]}) == (True, "equal to the reference as single-head canonical forms")
+    assert judge(inst, {"W": W, "v": ["1", "1/3"], "extra": object()})[0]  # fields beyond the family's are ignored
+    for returned, message in (
+        ({}, "the learner must return a dict with 'W'"),
+        ({"v": [1, 0]}, "the learner must return a dict with 'W'"),
+        ({"W": W}, "the learner must return a dict with 'v'"),
+        ([W, [1, 0]], "the learner must return a dict"),
+        ({"W": W, "v": [Unreadable("a float nan, not a number"), 0]}, "v[0]: a float nan, not a number"),
+        ({"W": [[1, 0], [0, Unreadable("inf")]], "v": [1, 0]}, "W[1][1]: inf"),
+        ({"W": W, "v": ["1", "x"]}, "v[1]: expected an integer, 'p/q' or decimal string, got 'x'"),
+        ({"W": [[1, 0]], "v": [1, 0]}, "W: expected a square d×d matrix, got 1×2"),
+        ({"W": W, "v": [1, 0, 0]}, "v: expected length 2, got 3"),
+    ):
+        assert judge(inst, returned) == (False, f"malformed result: {message}"), returned
+    kkg = _kkg_instance(MultiHead([([[1, 0], [0, 1]], [1, 0]), ([[0, 1], [1, 0]], [0, 1])]))
+    heads = [{"W": [[1, 0], [0, 1]], "v": [1, 0]}, {"W": [[0, 1], [1, 0]], "v": [0, 1]}]
+    assert judge(kkg, {"heads": heads}) == (True, "equal to the reference as multi-head canonical forms")
+    for where, bad in (("heads[1].v[1]", Unreadable("nan")), ("heads[0].W[0][1]", Unreadable("nan"))):
+        broken = json.loads(json.dumps(heads))
+        if where.endswith("v[1]"):
+            broken[1]["v"][1] = bad
+        else:
+            broken[0]["W"][0][1] = bad
+        assert judge(kkg, {"heads": broken}) == (False, f"malformed result: {where}: nan")
+
+
+def _kkg_instance(model):
+    from exact.corpus.load import CorpusInstance
+
+    return CorpusInstance("kkg", "hand kkg d=2", 2, {"heads": 2}, model, ())
+
+
+def test_judge_names_where_a_wrong_answer_first_differs_in_either_direction():
+    inst = _head_instance()
+    W = [[1, 0], [0, 1]]
+    for v, message in (([1, "1/2"], "v[1] = 1/2 but the reference is 1/3 (off by 0.167)"),
+                       ([1, "1/4"], "v[1] = 1/4 but the reference is 1/3 (off by -0.0833)"),
+                       ([0, "1/3"], "v[0] = 0 but the reference is 1 (off by -1)"),
+                       ([2, "1/3"], "v[0] = 2 but the reference is 1 (off by 1)")):
+        assert judge(inst, {"W": W, "v": v}) == (False, message)
+    assert judge(inst, {"W": [[1, 0], [0, 2]], "v": [1, "1/3"]}) == (False, "W[1][1] = 2 but the reference is 1 "
+                                                                            "(off by 1)")
+    assert judge(inst, {"W": [[1, 0], [0, 1]], "v": [0, 0]}) == (False, "v[0] = 0 but the reference is 1 (off by -1)")
+
+
+def test_the_first_difference_of_two_forms_is_named_by_its_path():
+    from exact.corpus.judge import _difference
+
+    want = {"kind": "x", "heads": [{"W": [["1", "2"]], "v": ["1/3"]}, {"W": [["0", "0"]], "v": ["1"]}]}
+    same = json.loads(json.dumps(want))
+    assert _difference(same, want) is None
+    later = json.loads(json.dumps(want))
+    later["heads"][1]["v"][0] = "2"
+    assert _difference(later, want) == "heads[1].v[0] = 2 but the reference is 1 (off by 1)"
+    first = json.loads(json.dumps(later))
+    first["heads"][0]["W"][0][1] = "5/2"
+    assert _difference(first, want) == "heads[0].W[0][1] = 5/2 but the reference is 2 (off by 0.5)"
+    assert _difference({**want, "heads": want["heads"][:1]}, want) == "heads: 1 returned, the reference has 2"
+    assert _difference({**want, "heads": want["heads"] * 2}, want) == "heads: 4 returned, the reference has 2"
+    # a list where the reference has a mapping, a number where it has a list: named, never skipped
+    assert _difference({"a": ["1"]}, {"a": {"b": "1"}}) == "a = ['1'] but the reference is {'b': '1'}"
+    assert _difference({"a": "1"}, {"a": ["1"]}) == "a = 1 but the reference is ['1']"
+    assert _difference({**want, "kind": "y"}, want) == "kind = y but the reference is x"  # not numbers: no offset
+    assert _difference({"heads": want["heads"]}, want) == "kind = None but the reference is x"
+    assert _difference({"a": "1/0"}, {"a": "1"}) == "a = 1/0 but the reference is 1"
+    assert _difference(["1", ["2", "3"]], ["1", ["2", "4"]]) == "[1][1] = 3 but the reference is 4 (off by -1)"
+
+
+def test_the_oracle_cross_check_refuses_answers_off_by_more_than_its_digits():
+    import mpmath
+
+    from exact.corpus.load import CorpusQuery
+    from exact.oracles import ExactOracle
+
+    X = ((1, 0), (0, 1))
+    with mpmath.workdps(120):
+        e = mpmath.e
+        a = (1 + e / 3) / (1 + e)  # the head's answer: softmax weights 1/(1+e), e/(1+e) on v·x = 1, 1/3
+        assert ExactOracle(_head_instance().model).query([list(r) for r in X]).decimal(50) == mpmath.nstr(a, 50)
+
+        def recorded(value):
+            return mpmath.nstr(value, 100)
+
+        zero = CorpusQuery(((0, 0),), "0", {})
+        for rel, ok in ((mpmath.mpf(10) ** -44.5, False), (mpmath.mpf(10) ** -45.5, True),
+                        (-mpmath.mpf(10) ** -44.5, False), (0, True)):
+            inst = _head_instance([zero, CorpusQuery(X, recorded(a * (1 + rel)), {})])
+            got = check_oracle(inst)
+            assert (got is None) == ok, (rel, got)
+            if not ok:
+                assert got == (f"hand d=2: query 1: this package answers {mpmath.nstr(a, 50)[:30]}…, the corpus "
+                               f"{recorded(a * (1 + rel))[:30]}…")
+        # near zero the scale is 10^-50: 10^-94.5 is too far from an exact 0, 10^-95.5 is not
+        for off, ok in ((mpmath.mpf(10) ** -94.5, False), (mpmath.mpf(10) ** -95.5, True)):
+            inst = _head_instance([CorpusQuery(((0, 0),), recorded(off), {})])
+            assert (check_oracle(inst) is None) == ok, off
+        assert check_oracle(_head_instance([CorpusQuery(X, recorded(a * (1 + mpmath.mpf(10) ** -40)), {})]),
+                            digits=35) is None
+
+
+def test_the_judges_annotations_resolve_for_introspection():
+    """Documentation tools read the hints of every function of the judge: they resolve."""
+    import inspect
+    import typing
+
+    from exact.corpus import judge as module
+
+    functions = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f.__module__ == module.__name__]
+    assert {"formula", "judge", "check_oracle", "_difference"} <= {f.__name__ for f in functions}
+    for f in functions:
+        typing.get_type_hints(f)  # raises when an annotation does not evaluate
+
+
 def test_generator_uses_only_the_standard_library_and_mpmath():
     tree = ast.parse(Path(generate.__file__).read_text(encoding="utf-8"))
     roots = set()
@@ -561,6 +750,12 @@ def test_a_learner_that_raises_keyboardinterrupt_interrupts_the_run(corpus_dir, 
     _assert_ended([int(x) for x in pids.read_text().split()])
 
 
+def _terminal_sigint():
+    """Ctrl-C as a terminal delivers it: a run started in the background inherits SIGINT ignored, and
+    Python then never raises KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.skipif(os.name != "posix", reason="signals and process groups are POSIX")
 @pytest.mark.parametrize("how", ["interrupt", "kill"])
 def test_no_learner_process_outlives_an_interrupted_or_killed_run(corpus_dir, tmp_path, how):
@@ -568,7 +763,8 @@ def test_no_learner_process_outlives_an_interrupted_or_killed_run(corpus_dir, tm
     run = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "--exact-attention-corpus",
                             str(corpus_dir), "--learner", "corpus_toys:learn_sleeps", "--exact-attention-theorem",
                             "4.1"], cwd=tmp_path, env={**ENV, "CORPUS_TOYS_PID_FILE": str(pids)},
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True,
+                           preexec_fn=_terminal_sigint)
     try:
         deadline = time.monotonic() + 120
         while not (pids.exists() and pids.read_text().strip()) and time.monotonic() < deadline:

@@ -1,16 +1,18 @@
 """The one-layer Transformer: exact evaluation, the odd oracle, and the reduction learner."""
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
 import pytest
 
-from exact import ExactOracle, FloatOracle
+from exact import ExactOracle, FloatOracle, registry
 from exact.errors import NotIdentifiable, OracleInconsistent
 from exact.expfield import ExpPoly
 from exact.learn import learn_transformer
 from exact.models import SingleHead
 from exact.odd import OddOracle
+from exact.sequences import Sequence
 from exact.transformer import Transformer, exp_sign
 
 
@@ -92,8 +94,6 @@ def test_transformers_round_trip_and_bad_shapes_are_refused():
 
 
 def test_a_tampered_certificate_is_refused():
-    from dataclasses import replace
-
     T = Transformer.random(3, 3, seed=6)
     r = learn_transformer(ExactOracle(T), m=3, seed=1)
     cert = r.certificate
@@ -101,3 +101,191 @@ def test_a_tampered_certificate_is_refused():
     entries[-2], entries[-1] = entries[-1], entries[-2]  # swap the last odd pair
     assert not replace(cert, transcript=tuple(entries)).check().holds
     assert not replace(cert, conditions={**cert.conditions, "seed": 2}).check().holds
+
+
+# -- what a result rests on, on both sides of "all m units seen" -----------------------
+
+_E = Fraction(1, 2**40)
+
+
+def _merged():
+    """A Transformer whose FFN hides a unit: two units merged within 2^-40 of one hyperplane."""
+    return Transformer([[1, 0, 0], [0, 1, 0], [0, 0, 1]], [[1, 0, 0], [1, _E, 0], [0, 1, 0], [0, 0, 1]],
+                       [1, 1, 1, 1])
+
+
+def test_a_transformer_hiding_a_unit_keeps_the_hidden_units_assumption():
+    from exact.learn.ffn import HIDDEN_UNITS, PATH_SEED, at_most
+
+    T = _merged()
+    r = learn_transformer(ExactOracle(T), m=4, seed=0)
+    X = [[-_E / 4, 1, 0]]
+    assert r.model.exact(X).as_rational() != T.exact(X).as_rational()  # wrong in the merged pair's wedge
+    assert not r.details["units_seen"] and r.exact
+    for stated in (r.assumptions, r.certificate.assumptions):
+        assert HIDDEN_UNITS in stated and at_most(4) in stated and PATH_SEED in stated
+    assert HIDDEN_UNITS in r.claim
+    assert r.certificate.check().holds
+    stripped = replace(r.certificate, assumptions=tuple(a for a in r.certificate.assumptions if a != HIDDEN_UNITS))
+    report = stripped.check()
+    assert not report.holds and "does not state the assumptions its claim rests on: no hidden units" in report.message
+
+
+def test_a_transformer_whose_units_all_show_rests_only_on_m_and_the_path_seed():
+    from exact.learn.ffn import HIDDEN_UNITS, PATH_SEED, at_most
+
+    T = Transformer.random(3, 3, seed=1)
+    r = learn_transformer(ExactOracle(T), m=3, seed=0)
+    assert r.details["units_seen"] and r.model.ffn.unit_form() == T.ffn.unit_form()
+    assert r.assumptions == (at_most(3), PATH_SEED)
+    assert HIDDEN_UNITS not in r.certificate.assumptions and r.certificate.check().holds
+    for dropped in (at_most(3), PATH_SEED):
+        report = replace(r.certificate, assumptions=tuple(a for a in r.certificate.assumptions if a != dropped)).check()
+        assert not report.holds and dropped in report.message
+    # without m nothing bounds the units: the assumption is due, and the registry states it
+    free = learn_transformer(ExactOracle(T), seed=0)
+    assert HIDDEN_UNITS in free.assumptions and free.certificate.check().holds
+    spec = registry.get("transformer")
+    assert spec.standing({}) == (HIDDEN_UNITS, PATH_SEED)
+    assert spec.standing({"m": 3}) == (HIDDEN_UNITS, at_most(3), PATH_SEED)
+
+
+def test_a_certificate_for_a_vanishing_odd_part_never_holds():
+    """Aᵀw = 0: one-token answers do not depend on W, so any W reproduces them; nothing identifies it."""
+    from exact.certify import failed_entries, make_certificate
+    from exact.learn.ffn import HIDDEN_UNITS, PATH_SEED, at_most
+
+    A, w = [[1, 1], [-1, -1], [1, 0]], [1, 1, 0]  # Aᵀw = 0
+    oracle = ExactOracle(Transformer([[1, 0], [0, 1]], A, w))
+    with pytest.raises(NotIdentifiable):
+        learn_transformer(oracle, m=3, seed=0)
+    transcript = oracle.transcript
+    wrong = Transformer([[5, -3], [2, 7]], A, w)
+    assert transcript and not failed_entries(wrong, transcript)
+    # the odd-part probes of a basis, answered by the wrong model itself: still nothing about W
+    probes = [Sequence.from_rows([[1, 0], [0, 1]]), Sequence.from_rows([[0, 1], [1, 0]])]
+    extra = ExactOracle(wrong)
+    for s in probes:
+        extra.query(s)
+        extra.query(-s)
+    spec = registry.get("transformer")
+    for entries in (transcript, transcript + extra.transcript):
+        cert = make_certificate(wrong, entries, learner="transformer", conditions={"seed": 0, "retries": 3, "m": 3},
+                                assumptions=(HIDDEN_UNITS, at_most(3), PATH_SEED, *spec.unchecked({})))
+        report = cert.check()
+        assert not report.holds and "Aᵀw = 0" in report.message
+
+
+def test_the_odd_part_disagreeing_with_the_ffn_either_way_is_refused():
+    """One-token answers from a network with another Aᵀw (off the basis points ±e_i), the rest from T:
+    every part is consistent alone, but the two measurements of Aᵀw differ."""
+    T = Transformer.random(3, 3, seed=4)
+    for scale in (2, Fraction(1, 2), -1):  # the FFN's 2L scaled up, down and flipped against v_eff
+        ffn = Transformer(T.W, [[scale * x for x in row] for row in T.A], T.w)
+
+        class Mixed:
+            kind = "transformer"
+            d = 3
+
+            def exact(self, X, ffn=ffn):
+                basis = X.length == 1 and len(X.rows[0]) == 1 and abs(X.rows[0][0][1]) == 1
+                return (ffn if X.length == 1 and not basis else T).exact(X)
+
+        with pytest.raises(OracleInconsistent, match="differs from Aᵀw = 2L measured on the FFN"):
+            learn_transformer(ExactOracle(Mixed()), seed=0)
+
+
+# -- the count, the budget, the seed ---------------------------------------------------
+
+
+def test_the_count_is_this_runs_and_the_budget_is_checked_before_the_odd_part():
+    from exact.errors import QueryBudgetExceeded
+    from exact.learn import learn_ffn
+
+    T, d, checks = Transformer.random(3, 3, seed=6), 3, 2
+    fresh = ExactOracle(T)
+    r = learn_transformer(fresh, m=3, seed=1, checks=checks)
+    ffn = r.details["ffn_queries"]
+    assert ffn == learn_ffn(ExactOracle(T), m=3, seed=1, checks=0).queries > 0  # the FFN learner's own count
+    used = ExactOracle(T)
+    for k in range(37):  # an oracle that has answered other queries already
+        used.query([[k, 1, -k]])
+    again = learn_transformer(used, m=3, seed=1, checks=checks)
+    assert again.details["ffn_queries"] == ffn and again.queries == ffn + 2 * (d * d + d)
+    assert used.count == 37 + again.queries + again.verification_queries
+    need = ffn + 2 * (d * d + d) + checks
+    assert learn_transformer(ExactOracle(T, budget=need), m=3, seed=1, checks=checks).exact
+    short = ExactOracle(T, budget=need - 1)
+    with pytest.raises(QueryBudgetExceeded) as info:
+        learn_transformer(short, m=3, seed=1, checks=checks)
+    assert short.count == ffn  # refused before asking the odd part anything
+    assert str(info.value) == (f"transformer (the odd part: d² + d = 12 queries, two calls each: 24 queries + 2 checks) "
+                               f"needs 26 more queries, but the oracle's budget allows 25 (budget={need - 1}, used={ffn})")
+
+
+def test_the_count_and_the_learned_w_are_rendered_for_the_reader():
+    from exact.learn import learn_ffn
+
+    T = Transformer([[1, "1/2"], [0, -1]], [[1, 1], [2, -1], [0, 1]], [1, "-1/2", 2])
+    r = learn_transformer(ExactOracle(T), m=3, seed=0)
+    q = learn_ffn(ExactOracle(T), m=3, seed=0, checks=0).queries
+    lines = r.describe()
+    assert lines[1] == (f"queries     {r.queries} ({q} for the FFN + 6 odd queries (two calls each) = {q + 12} oracle "
+                        f"calls (Q_FFN + 2(d² + d) = {q} + 12)), longest sequence 2")
+    assert lines[-3:] == ["W =", "  [1, 1/2]", "  [0, -1]"]
+    T3 = Transformer([[0, "-2/3", 0], [5, 0, 0], [0, 0, "7/9"]], [[1, 1, 0], [0, 2, -1], [1, 0, 1]], [1, 2, -1])
+    r3 = learn_transformer(ExactOracle(T3), m=3, seed=0)
+    assert r3.describe()[-4:] == ["W =", "  [0, -2/3, 0]", "  [5, 0, 0]", "  [0, 0, 7/9]"]
+    assert f"= {r3.queries} oracle calls (Q_FFN + 2(d² + d) = {r3.details['ffn_queries']} + 24)" in r3.describe()[1]
+
+
+def test_a_given_seed_is_used_and_a_fresh_one_is_drawn_and_reported():
+    from exact.learn import learn_ffn
+
+    T = Transformer.random(2, 2, seed=3)
+    r = learn_transformer(ExactOracle(T), m=2, seed=5)
+    assert r.details["seed"] == 5 and r.certificate.conditions["seed"] == 5
+    f = learn_ffn(ExactOracle(T), m=2, seed=5)
+    assert r.certificate.conditions == f.certificate.conditions  # the FFN learner's search, as recorded
+    assert [e.X for e in r.certificate.transcript[:r.details["ffn_queries"]]] == [e.X for e in f.certificate.transcript]
+    for _ in range(6):
+        fresh = learn_transformer(ExactOracle(T), m=2)
+        seed = fresh.details["seed"]
+        assert isinstance(seed, int) and 0 <= seed < 2**63 and fresh.certificate.conditions["seed"] == seed
+        assert fresh.certificate.check().holds
+
+
+def test_the_command_line_bounds_m_and_seed_below_by_zero(tmp_path, capsys):
+    import json
+
+    from exact import cli
+
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(Transformer([[1, "1/2"], [0, -1]], [[1, 1], [2, -1], [0, 1]], [1, "-1/2", 2]).to_json()))
+
+    def run(*args):
+        try:
+            rc = cli.main(["learn", "transformer", "--model", str(path), "--quiet", *args])
+        except SystemExit as e:
+            rc = e.code
+        return rc, capsys.readouterr().err
+
+    for flag in ("--m", "--seed"):
+        rc, err = run(flag, "-1")
+        assert rc == 2 and f"argument {flag}: expected an integer >= 0, got -1" in err
+    rc, err = run("--m", "0")  # a bound the learner itself refutes from its samples
+    assert rc == 2 and "m = 0 is too small" in err and "argument --m" not in err
+    assert run("--seed", "0")[0] == 0
+
+
+def test_the_learners_signature_resolves_for_introspection():
+    """Documentation tools and callers read the hints of every function of the module: they resolve."""
+    import inspect
+    import typing
+
+    from exact.learn import transformer as module
+
+    functions = [f for _, f in inspect.getmembers(module, inspect.isfunction) if f.__module__ == module.__name__]
+    assert {"learn_transformer", "_check_certificate", "_count_text"} <= {f.__name__ for f in functions}
+    for f in functions + [module.TransformerDetails.model_rows]:
+        typing.get_type_hints(f)  # raises when an annotation does not evaluate
