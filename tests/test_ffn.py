@@ -615,3 +615,44 @@ def test_every_reported_unit_form_computes_the_function():
         form = net.function_form()
         for sol in orient(form).solutions:
             assert sol.network().function_form() == form
+
+
+# -- what a result says about itself --------------------------------------------------------
+
+
+def test_a_bound_m_far_below_the_truth_is_refuted_while_the_first_segment_is_searched():
+    """With m = 1 the first segment's search stops once it accepts a second breakpoint; what its samples
+    prove up to there already refutes m (a refusal, never a result under "at most 1 unit")."""
+    net = ReLUFFN.random(4, 6, seed=3)
+    oracle = ExactOracle(net)
+    with pytest.raises(OracleInconsistent, match=r"m = 1 is too small: the search path's exact samples prove [2-6] "
+                                                 r"distinct hyperplanes, so the black box has at least [2-6] hidden"):
+        learn_ffn(oracle, m=1, seed=0)
+    assert oracle.count < ffn_query_bound(4, 1)
+
+
+def test_the_count_text_states_the_bound_only_when_m_is_given():
+    from exact.learn.ffn import SPEC
+
+    net = ReLUFFN([[1, 0, 2], [0, 1, -1], [1, 1, 1]], [1, -2, 1])
+    with_m, without = _learn(net, m=3, seed=4), _learn(net, seed=4)
+    assert SPEC.count_text(with_m) == (f"the stated bound, checks included: (m + 1)(d − 2) + 10m + 32 = "
+                                       f"{4 * 1 + 30 + 32} for m = 3; {with_m.details['paths']} path(s), seed 4")
+    assert with_m.queries + with_m.verification_queries <= 4 * 1 + 30 + 32
+    assert SPEC.count_text(without) == f"no bound without m; {without.details['paths']} path(s), seed 4"
+
+
+def test_comparing_with_a_truth_checks_the_units_exactly_when_the_result_claims_them():
+    net = ReLUFFN([[1, 0], [0, 1], [1, 1]], [1, 1, 1])
+    r = _learn(net, m=3, seed=0)
+    assert r.details["identifiable"]
+    assert r.details.compare(r, net).same
+    # the same function from more units: each pair ReLU(aᵀx) − ReLU(−aᵀx) = aᵀx is linear, and a + b + c = 0
+    pairs = [[1, -1], [-1, 1], [1, 2], [-1, -2], [-2, -1], [2, 1]]
+    other = ReLUFFN([[1, 0], [0, 1], [1, 1], *pairs], [1, 1, 1] + [1, -1] * 3)
+    assert other.function_form() == net.function_form() and other.unit_form() != net.unit_form()
+    verdict = r.details.compare(r, other)
+    assert not verdict.same and verdict.rows[0][1].startswith("NO: differs from the model's canonical form")
+    # a result that does not claim its units is compared at the function level only
+    loose = _learn(net, seed=0)
+    assert not loose.details["identifiable"] and loose.details.compare(loose, other).same

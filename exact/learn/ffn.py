@@ -101,9 +101,8 @@ class _Reader:
         self.ask, self.d = ask, d
 
     def sequence(self, nums: list, den: int) -> Sequence:
-        g = math.gcd(den, *nums)
-        if g > 1:
-            nums, den = [x // g for x in nums], den // g
+        g = math.gcd(den, *nums)  # >= 1, as den > 0
+        nums, den = [x // g for x in nums], den // g
         rows = []
         for j, x in enumerate(nums):
             if x:
@@ -602,21 +601,20 @@ class FFNDetails(Details):
     level is identified and why (or why not), the hyperplanes found and proved, whether all
     ``m`` units were seen (and what that rests on), the paths tried and the path seed."""
 
-    function_form: FunctionForm | None = None
-    unit_forms: tuple = ()
-    identifiable: bool = False
-    orientations: int = 0
-    unit_reason: str = ""
-    hyperplanes: int = 0
-    proved_hyperplanes: int = 0
-    units_seen: bool = False
-    sighting: str = ""
-    paths: int = 0
-    seed: int = 0
+    function_form: FunctionForm
+    unit_forms: tuple
+    identifiable: bool
+    orientations: int
+    unit_reason: str
+    hyperplanes: int
+    proved_hyperplanes: int
+    units_seen: bool
+    sighting: str
+    paths: int
+    seed: int
 
     def rows(self, result) -> list:
         form = self.function_form
-        assert form is not None
         out = [("function", f"g(x) = Lᵀx + Σ κ_k|n_kᵀx| with {len(form.normals)} hyperplanes"),
                ("", "L = [" + ", ".join(format_rational(x) for x in form.linear) + "]")]
         out += [("", f"κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n) + "]")
@@ -734,7 +732,7 @@ def _seed_ok(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
 
 
-def check_options(*, m, seed, retries, max_units, interior: bool = False) -> None:
+def check_options(*, m, seed, retries, max_units, interior: bool) -> None:
     """The ReLU learners' options, checked before any query (:class:`~exact.errors.InvalidArgument`)."""
     if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
         raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")

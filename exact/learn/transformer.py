@@ -63,7 +63,7 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
     True
     """
     d = oracle_dimension(oracle)
-    check_options(m=m, seed=seed, retries=retries, max_units=max_units)
+    check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=False)
     if seed is None:
         seed = secrets.randbits(63)
     if not oracle.exact:
@@ -99,9 +99,9 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
 class TransformerDetails(FFNDetails):
     """The FFN learner's details, plus the queries of each part and ``v_eff = Aᵀw`` (measured twice)."""
 
-    ffn_queries: int = 0
-    odd_queries: int = 0
-    v_eff: tuple = ()
+    ffn_queries: int
+    odd_queries: int
+    v_eff: tuple
 
     def model_rows(self, result) -> list:
         return ["W ="] + ["  [" + ", ".join(format_rational(x) for x in row) + "]" for row in result.model.W]
