@@ -150,7 +150,8 @@ def test_a_model_with_no_canonical_heads_is_learned_as_empty():
 def test_a_bound_below_the_canonical_count_is_refused_not_misfit():
     model = MultiHead.random(3, 4, seed=2)
     for H in (1, 2, 3):
-        with pytest.raises(OracleInconsistent, match=f"more than {H} canonical heads"):
+        # refused only after the largest default precision, 2^14 bits
+        with pytest.raises(OracleInconsistent, match=f"resolved at 16384 bits .* more than {H} canonical heads"):
             learn_multi_head(ExactOracle(model), heads=H, seed=0)
     # duplicate W: three parameter heads, two canonical ones: a bound of 2 is enough
     model = MultiHead.random(3, 3, seed=2, duplicate_w=True)
@@ -265,6 +266,359 @@ def test_degenerate_probes_are_redrawn_and_reported():
     assert len(calls) == MAX_REDRAWS + 1
 
 
+# -- probes, redraws and models built against the probe seed ------------------------------------------
+
+
+def test_probes_are_seeded_dyadic_rationals_of_the_unit_interval_in_two_bases():
+    """The probes the certificate rebuilds from its seed: k / 2^24 with |k| <= 2^24, each family a basis."""
+    from exact.linalg import QMatrix
+
+    first = Probes.draw(4, random.Random(3))
+    assert first == Probes.draw(4, random.Random(3)) != Probes.draw(4, random.Random(4))  # the seed's, and only its
+    entries = []
+    for seed in range(4):
+        probes = Probes.draw(4, random.Random(seed))
+        for family in (probes.q, probes.w):
+            assert len(family) == 4 and QMatrix.from_rows(family).rank() == 4
+            entries += [x for row in family for x in row]
+    assert all(isinstance(x, Fraction) and (2**24) % x.denominator == 0 and -1 <= x <= 1 for x in entries)
+    assert max(entries) > Fraction(1, 2) and min(entries) < -Fraction(1, 2)  # the whole interval is drawn
+    assert any(x.denominator == 2**24 for x in entries)
+    # the first entry is the generator's first draw, scaled
+    assert first.q[0][0] == Fraction(random.Random(3).randint(-(2**24), 2**24), 2**24)
+
+
+def test_a_singular_probe_family_is_redrawn():
+    class Scripted:  # a generator whose first family is singular (two equal rows)
+        def __init__(self, values):
+            self.values = iter(values)
+
+        def randint(self, a, b):
+            assert (a, b) == (-(2**24), 2**24)
+            return next(self.values)
+
+    probes = Probes.draw(2, Scripted([1, 2, 1, 2, 3, 0, 0, 5, 7, 1, 1, 7]))
+    unit = Fraction(1, 2**24)
+    assert probes.q == ((3 * unit, Fraction(0)), (Fraction(0), 5 * unit))
+    assert probes.w == ((7 * unit, unit), (unit, 7 * unit))
+
+
+def _against_first_draw(seed: int) -> MultiHead:
+    """Two heads; the first one's v is orthogonal to the second direction of the seed's first draw."""
+    w2 = Probes.draw(2, random.Random(seed)).w[1]
+    return MultiHead([([[1, 2], [0, -1]], [-w2[1], w2[0]]), ([[0, 1], [1, 1]], [1, 2])], d=2)
+
+
+def test_a_model_hidden_from_the_first_probe_draw_is_redrawn_reported_and_certified():
+    model = _against_first_draw(7)
+    for method, blocks, text in (
+        ("paper", 9, "9 (2 in-group links, 1 cross link, 0 groups fell back to links, 1 probe redraw; seed 7)"),
+        ("fast", 7, "7 (1 in-group link, 0 cross links, 0 groups fell back to links, 1 probe redraw; seed 7)"),
+    ):
+        result, _ = _learn(model, 2, method=method, seed=7)
+        assert result.exact and result.model == canonical_form(model) and result.details["redraws"] == 1
+        # the abandoned draw asked its bootstrap block (5) and the block that showed one head (4)
+        count = paper_query_count(2, 2) if method == "paper" else fast_query_count(2, 2)
+        assert result.queries == 5 + 4 + count and result.details["blocks"] == blocks
+        assert result.details.rows(result) == [("blocks", text)]
+        assert result.certificate.check().holds  # the check re-derives the redraw from the seed
+    assert _learn(model, 2, seed=8)[0].details["redraws"] == 0  # another seed: generic
+
+
+def _against_every_draw(seed: int) -> MultiHead:
+    """One head whose v is orthogonal to the first direction of each of the seed's probe draws."""
+    import sympy
+
+    rng = random.Random(seed)
+    null = sympy.Matrix([list(Probes.draw(5, rng).w[0]) for _ in range(MAX_REDRAWS + 1)]).nullspace()[0]
+    v = [int(x) for x in null * sympy.ilcm(*[sympy.fraction(x)[1] for x in null])]
+    return MultiHead([([[int(a == b) for b in range(5)] for a in range(5)], v)], d=5)
+
+
+def test_a_redraw_past_the_budget_is_refused_before_its_block_is_asked():
+    """The abandoned draw's queries count: the budget for the paper's count runs out at block 7 of the
+    redrawn plan, and the block is refused before any of its queries reaches the oracle."""
+    model = _against_first_draw(7)
+    oracle = ExactOracle(model, budget=paper_query_count(2, 2) + 2)
+    with pytest.raises(QueryBudgetExceeded, match=r"multi-head \(block 7: 4 queries \+ 2 checks\)"):
+        learn_multi_head(oracle, heads=2, seed=7)
+    assert oracle.count == 5 + 4 + 5 + 4 + 4 + 4  # two draws' blocks up to the sixth
+
+
+def test_a_model_hidden_from_every_probe_draw_is_refused_never_misfit():
+    """Built against the seed, the head shows in no bootstrap block: every draw is degenerate, and the
+    learner and the certificate check both refuse, with each draw's reason; another seed learns it."""
+    from exact.certify import make_certificate
+
+    model = _against_every_draw(7)
+    with pytest.raises(OracleInconsistent, match="across 4 independent random probe sets") as info:
+        learn_multi_head(ExactOracle(model), heads=1, seed=7)
+    assert str(info.value).count("a block shows 1 heads, another 0") == MAX_REDRAWS + 1
+    assert "probability about 2^-24 per draw" in str(info.value)
+    result, _ = _learn(model, 1, seed=8)
+    assert result.model == canonical_form(model)
+    forged = make_certificate(model, result.certificate.transcript, learner="multi-head",
+                              conditions={"heads": 1, "probe_seed": 7})
+    report = forged.check()
+    assert not report.holds and "the learner's plan does not decode this model" in report.message
+
+
+# -- the certificate check ---------------------------------------------------------------------------
+
+
+def _forge(result, model, conditions=None, learner="multi-head"):
+    from exact.certify import make_certificate
+
+    cert = result.certificate
+    return make_certificate(model, cert.transcript, learner=learner, conditions=conditions or cert.conditions,
+                            checks=cert.checks, check_seed=cert.check_seed, assumptions=cert.assumptions).check()
+
+
+def test_the_certificate_refuses_a_model_above_the_bound_not_canonical_or_of_another_kind():
+    model = MultiHead.random(2, 3, seed=5)
+    result, _ = _learn(model, 3, seed=5)
+    assert _forge(result, result.model).holds
+    assert "identifies the model among sums of at most 3 softmax heads, up to canonical form, for probes generic " \
+           "for the model (their seed independent of it)" in _forge(result, result.model).message
+    # three canonical heads certified under a bound of two: a type-(3, 3) function can match any 2H + 1 values
+    report = _forge(result, result.model, {"heads": 2, "probe_seed": 5})
+    assert not report.holds and "the model has 3 canonical heads, above the bound H = 2" in report.message
+    # the same map, not in canonical form (a zero-v head added)
+    W = result.model.heads[0].W
+    padded = MultiHead(list(result.model.heads) + [(W, (0, 0))], d=2)
+    report = _forge(result, padded)
+    assert not report.holds and "not in canonical form" in report.message
+    single = SingleHead(result.model.heads[0].W, result.model.heads[0].v)
+    assert not _forge(result, single).holds  # refused as another kind before the plan is re-derived
+    from exact import registry
+
+    check = registry.get("multi-head").check_certificate
+    assert check(single, result.certificate.transcript, {"heads": 3, "probe_seed": 5}) == \
+        "expected a multi-head model, got a SingleHead"
+    assert check(result.model, result.certificate.transcript, {"heads": 3}) == \
+        "a multi-head certificate must record its head bound and probe seed (conditions heads, probe_seed)"
+    assert check(result.model, result.certificate.transcript, {"heads": 3, "probe_seed": 5}) is None
+    for method in ("paper", "fast"):  # a fast transcript is not the paper's probe set, nor the converse
+        learner = "multi-head" if method == "fast" else "multi-head-fast"
+        report = _forge(result if method == "paper" else _learn(model, 3, method="fast", seed=5)[0],
+                        result.model, learner=learner)
+        assert not report.holds
+    for bad in (True, -1, 2**64, 1.5):
+        report = _forge(result, result.model, {"heads": 3, "probe_seed": bad})
+        assert not report.holds and "not a valid value" in report.message
+    report = _forge(result, result.model, {"heads": 64, "probe_seed": 5})  # the largest valid bound
+    assert not report.holds and "asks more than the transcript's 43 queries" in report.message
+
+
+# -- options at their bounds ---------------------------------------------------------------------------
+
+
+def test_the_head_bound_and_the_seed_are_refused_exactly_outside_their_ranges():
+    oracle = ExactOracle(MultiHead.random(1, 1, seed=0), budget=10)
+    with pytest.raises(InvalidArgument, match="heads: at most 64 heads"):
+        learn_multi_head(oracle, heads=65)
+    with pytest.raises(InvalidArgument, match="max_heads: at most 64 heads"):
+        learn_multi_head(oracle, max_heads=65)
+    with pytest.raises(InvalidArgument, match=r"max_heads: expected an integer >= 1, got 0"):
+        learn_multi_head(oracle, max_heads=0)
+    with pytest.raises(QueryBudgetExceeded):  # 64 heads is allowed: only the budget stops it
+        learn_multi_head(oracle, heads=64, seed=0)
+    for bad in (2**64, True, 1.0, "1"):
+        with pytest.raises(InvalidArgument, match=r"seed: expected an integer in \[0, 2\^64\)"):
+            learn_multi_head(oracle, heads=1, seed=bad)
+    assert oracle.count == 0
+    for seed in (0, 2**64 - 1):
+        result = learn_multi_head(ExactOracle(MultiHead.random(1, 1, seed=0)), heads=1, seed=seed)
+        assert result.exact and result.details["seed"] == seed and result.queries == paper_query_count(1, 1) == 3
+    with pytest.raises(InvalidArgument, match="exact oracle"):
+        from exact.oracles import FloatOracle
+
+        learn_multi_head(FloatOracle(MultiHead.random(1, 1, seed=0)), heads=1, mode="symbolic")
+
+
+def test_a_fresh_seed_is_drawn_reported_and_recorded():
+    model = MultiHead.random(2, 2, seed=1)
+    result = learn_multi_head(ExactOracle(model), heads=2)
+    seed = result.details["seed"]
+    assert isinstance(seed, int) and 0 <= seed < 2**63 and result.certificate.conditions["probe_seed"] == seed
+    assert result.certificate.check().holds and result.model == canonical_form(model)
+
+
+# -- what a result says about itself -----------------------------------------------------------------------
+
+
+def test_the_details_rows_count_the_blocks_links_and_fallbacks_in_words():
+    paper, _ = _learn(MultiHead.random(3, 2, seed=0), 2, seed=0)
+    # 2d² − 1 blocks: d(d − 1) in-group links and d − 1 cross links
+    assert paper.details.rows(paper) == [
+        ("blocks", "17 (6 in-group links, 2 cross links, 0 groups fell back to links, 0 probe redraws; seed 0)")]
+    one, _ = _learn(MultiHead.random(1, 2, seed=0), 2, seed=4)
+    assert one.details.rows(one) == [
+        ("blocks", "1 (0 in-group links, 0 cross links, 0 groups fell back to links, 0 probe redraws; seed 4)")]
+    fast, _ = _learn(MultiHead.random(2, 2, seed=3, shared_v=True), 2, method="fast", seed=3)
+    assert fast.details["fallback_groups"] == 1
+    assert fast.details.rows(fast) == [
+        ("blocks", "7 (2 in-group links, 1 cross link, 1 group fell back to links, 0 probe redraws; seed 3)")]
+    # group 1: bootstrap k = 0..4, a block k = 1..4, a link k = 1..3; group 2 (fell back): two blocks, a link
+    # and a cross link, k = 1..3 each
+    assert fast.queries == 5 + 4 + 3 + 2 * 3 + 3 + 3
+
+
+def test_the_model_rows_show_the_canonical_heads_and_the_comparison_states_the_verdict():
+    truth = MultiHead([([[1, 0], [0, -1]], [1, 2]), ([[0, 1], [1, 0]], [-1, "1/2"]), ([[0, 1], [1, 0]], [1, 0])])
+    result, _ = _learn(truth, 3, seed=1)
+    assert result.details.model_rows(result) == [
+        "canonical   2 head(s) (equal W merged, zero v dropped)",
+        "head 1: v = [0, 1/2]", "  W [0, 1]", "  W [1, 0]",
+        "head 2: v = [1, 2]", "  W [1, 0]", "  W [0, -1]",
+    ]
+    same = result.details.compare(result, truth)
+    assert same.same and same.rows == (("exact", "yes: equal to the model's canonical form"),)
+    other = MultiHead([([[1, 0], [0, -1]], [1, 2])])
+    differs = result.details.compare(result, other)
+    assert not differs.same and differs.rows == (("exact", "NO: differs from the model's canonical form"),)
+    unchecked, _ = _learn(truth, 3, seed=1, checks=0)
+    assert unchecked.assumptions == ("among sums of at most 3 softmax heads",
+                                     "for probes generic for the model (their seed independent of it)")
+    assert unchecked.details.compare(unchecked, truth).rows == ((
+        "exact", "yes: equal to the model's canonical form (among sums of at most 3 softmax heads, "
+                 "for probes generic for the model (their seed independent of it))"),)
+
+
+def test_each_mode_confirms_its_blocks_in_its_own_arithmetic(monkeypatch):
+    from exact.learn import multi_head as mh
+
+    calls = {"symbolic": 0, "certified": 0}
+
+    def counted(name, decide):
+        def equals(answer, value):
+            calls[name] += 1
+            return decide(answer, value)
+        return equals
+
+    monkeypatch.setattr(mh, "symbolic_equals", counted("symbolic", mh.symbolic_equals))
+    monkeypatch.setattr(mh, "certified_equals", counted("certified", mh.certified_equals))
+    model = MultiHead.random(1, 1, seed=2)
+    assert _learn(model, 1, mode="symbolic", seed=0)[0].mode == "symbolic"
+    confirmed = calls["symbolic"]
+    assert confirmed >= 3 and calls["certified"] == 0  # at least the one block's three answers
+    assert _learn(model, 1, seed=0)[0].mode == "certified" and calls["certified"] >= 3
+    assert calls["symbolic"] == confirmed
+
+
+def test_the_query_row_states_the_three_counts():
+    from exact import registry
+
+    result, _ = _learn(MultiHead.random(2, 2, seed=0), 2, seed=0)
+    # 4·2·4 − 4 + 1 = 29; (5) + 4·1 + 3·1 + 3·2·1 = 18; 2·(4 + 2) = 12
+    text = "paper 4Hd² − 2H + 1 = 29, fast on generic instances 18, parameters H(d² + d) = 12; H = 2"
+    assert registry.get("multi-head").count_text(result) == text
+    assert registry.get("multi-head-fast").count_text(result) == text
+    assert (paper_query_count(3, 2), fast_query_count(3, 2), lower_bound(3, 2)) == (69, 37, 24)
+
+
+def test_the_registered_count_reads_the_head_bound_from_either_option():
+    """What the command line announces (and refuses when too large) before a run: the plan's count for
+    the bound given, by --heads or --max-heads, and a single head's count without one."""
+    from exact import registry
+
+    for name, count in (("multi-head", paper_query_count), ("multi-head-fast", fast_query_count)):
+        spec = registry.get(name)
+        assert spec.query_count(3) == count(3, 1)
+        assert spec.query_count(3, heads=2) == count(3, 2) and spec.query_count(3, max_heads=4) == count(3, 4)
+        assert spec.query_count(3, heads=2, probe_seed=1) == count(3, 2)  # a certificate's conditions
+    assert registry.get("multi-head").modes == ("certified", "symbolic", "float")
+    assert registry.get("multi-head-fast").modes == ("certified", "symbolic")  # float runs the paper's plan only
+
+
+def test_a_wrong_decoding_without_replay_is_caught_by_verification_and_names_the_class():
+    from exact.learn import multi_head as mh
+
+    model = MultiHead.random(2, 2, seed=1)
+    original = mh._plan
+
+    def wrong_plan(*args, **kwargs):
+        heads = original(*args, **kwargs)
+        W, v = heads[0]
+        return [(W, tuple(x + 1 for x in v))] + heads[1:]
+
+    mh._plan = wrong_plan
+    try:
+        with pytest.raises(OracleInconsistent, match="not a sum of at most 2 softmax heads"):
+            learn_multi_head(ExactOracle(model), heads=2, seed=0, certify=False, checks=2)
+    finally:
+        mh._plan = original
+
+
+def test_the_block_precision_is_the_first_doubling_that_resolves_every_block():
+    """The reported precision is what the hardest block needed: half of it is refused."""
+    from exact.errors import PrecisionInsufficient
+
+    model = MultiHead.random(2, 2, seed=0)
+    assert _learn(model, 2, seed=0)[0].details["block_precision"] == 256
+    with pytest.raises(PrecisionInsufficient):
+        learn_multi_head(ExactOracle(model), heads=2, seed=0, max_prec=128)
+    far = MultiHead([([[2167]], [1])], d=1)  # its one block's score is about 800
+    assert learn_multi_head(ExactOracle(far), heads=1, seed=0, max_prec=4096).details["block_precision"] == 4096
+    with pytest.raises(PrecisionInsufficient):
+        learn_multi_head(ExactOracle(far), heads=1, seed=0, max_prec=2048)
+
+
+# -- float results against the truth -------------------------------------------------------------------------
+
+
+def test_float_error_matches_heads_one_to_one_and_is_infinite_for_another_count():
+    from exact.learn.multi_head import float_error
+
+    truth = MultiHead([([[1]], [2]), ([[2]], [3])], d=1)
+    assert float_error(MultiHead([([[2]], [3]), ([[1]], [Fraction(5, 2)])], d=1), truth) == 0.5
+    assert float_error(MultiHead([([[Fraction(9, 4)]], [3]), ([[1]], [2])], d=1), truth) == 0.25
+    assert float_error(MultiHead([([[1]], [2])], d=1), truth) == float("inf")
+    assert float_error(MultiHead([], d=1), MultiHead([], d=1)) == 0.0
+    # beyond 8 heads a greedy matching, exact here: each learned head is nearest its own true head
+    many = MultiHead([([[j]], [j + 1]) for j in range(9)], d=1)
+    near = MultiHead([([[j]], [j + 1 + (Fraction(1, 8) if j == 4 else 0)]) for j in range(9)], d=1)
+    assert float_error(many, many) == 0.0 and float_error(near, many) == 0.125
+    assert float_error(MultiHead([([[j]], [j + 1]) for j in range(8)], d=1), many) == float("inf")
+    # two learned heads each nearer the first true head: the best matching crosses them (error 5/8), the
+    # greedy one (beyond 8 heads) gives the first true head its nearest and overstates (3/2), never less
+    for n, error in ((8, 0.625), (9, 1.5)):
+        learned = MultiHead([([[Fraction(3, 8)]], [1]), ([[Fraction(-1, 2)]], [1])]
+                            + [([[10 * j]], [1]) for j in range(2, n)], d=1)
+        truth = MultiHead([([[0]], [1]), ([[1]], [1])] + [([[10 * j]], [1]) for j in range(2, n)], d=1)
+        assert float_error(learned, truth) == error
+
+
+def test_a_float_comparison_states_whether_the_measured_error_is_within_the_estimate():
+    import dataclasses
+
+    from exact.learn.multi_head import float_error
+    from exact.oracles import FloatOracle
+
+    truth = MultiHead.random(2, 2, seed=0)
+    result = learn_multi_head(FloatOracle(truth), heads=2, seed=0)
+    err = float_error(result.model, truth)
+    assert 0 < err <= result.error_estimate
+    held = result.details.compare(result, truth)
+    assert (held.same, held.within, held.measured) == (False, True, {"max": err})
+    assert held.rows == (("error", f"estimated <= {result.error_estimate:.3g} per entry; measured {err:.3g} against "
+                                   "the model file's canonical form (within the estimate)"),)
+    exact_bound = dataclasses.replace(result, error_estimate=err)
+    assert exact_bound.details.compare(exact_bound, truth).within
+    assert dict(result.details.rows(result))["blocks"] == (
+        "7 (2 in-group links, 1 cross link, 0 groups fell back to links, 0 probe redraws; seed 0)")
+    tight = dataclasses.replace(result, error_estimate=err / 2)
+    missed = tight.details.compare(tight, truth)
+    assert not missed.within and missed.rows[0][1].endswith("(NOT within the estimate)")
+    assert "condition" in dict(result.details.rows(result))
+    cond = dict(result.details.rows(result))["condition"]
+    assert cond == (f"{result.details['condition']:.3g} (the block fits' intrinsic sensitivity); the monomial "
+                    f"scheme's matrix: {result.details['monomial_condition']:.3g}")
+    lines = result.details.model_rows(result)
+    assert lines[0] == "canonical   2 head(s) (equal W merged, zero v dropped)"
+    assert lines[1] == "head 1: v = [" + ", ".join(f"{float(x):.17g}" for x in result.model.heads[0].v) + "]"
+
+
 # -- the command line --------------------------------------------------------------------------------
 
 
@@ -288,6 +642,15 @@ def test_cli_random_and_learn_multi_head(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "more than 1 canonical heads (raise --heads or --max-heads)" in err
     assert main(["learn", "multi-head", "--model", str(path), "--heads", "2", "--max-heads", "3", "--quiet"]) == 2
+
+
+def test_cli_bounds_a_file_without_heads_by_one(tmp_path, capsys):
+    path = tmp_path / "empty.json"
+    path.write_text(json.dumps(MultiHead([], d=2).to_json()))
+    assert main(["learn", "multi-head", "--model", str(path), "--seed", "0", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["equals_model"] and out["details"]["heads_bound"] == 1 and out["details"]["canonical_heads"] == 0
+    assert out["queries"] == paper_query_count(2, 1)
 
 
 def test_cli_learns_a_single_head_file_as_h_1(tmp_path, capsys):

@@ -8,6 +8,7 @@ import pytest
 from exact import ExactOracle, MultiHead
 from exact.errors import OracleInconsistent, PrecisionInsufficient
 from exact.learn.kkg_block import block_sequences, identify_block
+from exact.sequences import Sequence
 
 
 def _expected(model, u, q):
@@ -51,9 +52,12 @@ def test_more_heads_than_the_bound_is_refused_not_misfit():
     answers = ExactOracle(model).query_batch(block_sequences(u, q, range(3)))
     with pytest.raises(OracleInconsistent, match="more than 1 canonical heads"):
         identify_block(list(enumerate(answers)), 1, max_prec=1024)
+    with pytest.raises(OracleInconsistent, match="resolved at 16384 bits"):  # the default largest precision
+        identify_block(list(enumerate(answers)), 1)
     # below CONCLUSIVE_PREC a failure says precision may be the cause, never blames the oracle
-    with pytest.raises(PrecisionInsufficient, match="raise max_prec"):
-        identify_block(list(enumerate(answers)), 1, max_prec=256)
+    for below in (256, 1023):
+        with pytest.raises(PrecisionInsufficient, match="raise max_prec"):
+            identify_block(list(enumerate(answers)), 1, max_prec=below)
 
 
 def test_unconverged_poles_are_a_precision_failure_not_an_inconsistent_oracle():
@@ -112,3 +116,101 @@ def test_symbolic_and_certified_confirmation_agree():
         assert not certified_equals(answer, wrong_c) and not symbolic_equals(answer, wrong_c)
         # at k = 0 the scores do not matter: f([q]) = A − Σ c
         assert certified_equals(answer, wrong_s) == symbolic_equals(answer, wrong_s) == (k == 0)
+
+
+def test_block_sequences_are_k_copies_of_u_then_q():
+    seqs = block_sequences([1, 0, Fraction(1, 2)], [0, -1, 0], [0, 1, 3])
+    assert [s.length for s in seqs] == [1, 2, 4]
+    assert seqs[2] == Sequence.from_rows([[1, 0, Fraction(1, 2)]] * 3 + [[0, -1, 0]])
+    assert seqs[0] == Sequence.from_rows([[0, -1, 0]])
+
+
+def test_a_known_block_merges_equal_scores_and_drops_cancelled_values():
+    from exact.learn.kkg_block import model_block
+
+    W = [[1, 0], [0, 2]]
+    # two heads with one score whose values cancel in this block, and a third head
+    model = MultiHead([(W, [1, 1]), (W, [-1, -1]), ([[0, 1], [1, 0]], [2, -1])])
+    u, q = [1, 1], [1, 0]  # w = u − q = (0, 1): s = 0, c = 1 and −1 for the first two; s = 1, c = −1 for the third
+    fit = model_block(model, u, q)
+    assert fit.A == Fraction(2 - 2 + 1) and fit.heads == ((Fraction(1), Fraction(-1)),)
+    assert (fit.A, fit.heads) == _expected(model, u, q)
+    answers = ExactOracle(model).query_batch(block_sequences(u, q, range(5)))
+    got = identify_block(list(enumerate(answers)), 2)
+    assert (got.A, got.heads) == (fit.A, fit.heads)
+
+
+def test_a_block_value_is_the_rational_function_of_k():
+    from exact.expfield import ExpRatio, ExpSum
+    from exact.learn.kkg_block import block_value, rational_value
+
+    A, heads = Fraction(3), ((Fraction(0), Fraction(1, 2)), (Fraction(1), Fraction(2)))
+    assert rational_value(A, heads, 0) == Fraction(1, 2)
+    assert block_value(A, heads, 0) == ExpSum([ExpRatio.rational(Fraction(1, 2))])
+    assert rational_value(A, heads, 2) is None and rational_value(A, (), 5) == 3
+    # e^0 = 1: at k = 2 the first head gives 1/2 / 3; the second 2 / (1 + 2e)
+    from flint import arb
+
+    value = block_value(A, heads, 2).ball(128)
+    assert value.overlaps(3 - arb(1) / 6 - 2 / (1 + 2 * arb(1).exp()))
+    assert not value.overlaps(3 - arb(1) / 6 - 2 / (1 + 2 * arb(1).exp()) + arb(2) ** -30)
+
+
+def test_known_rational_values_at_any_k_are_fitted_and_a_wrong_one_refused():
+    """A head of score 0 gives rational values at every k: they are confirmed as rationals."""
+    A, c = Fraction(5, 3), Fraction(-7, 2)
+    values = [(k, A - c / (1 + k)) for k in range(3)]
+    fit = identify_block(values, 1)
+    assert (fit.A, fit.heads, fit.prec) == (A, ((Fraction(0), c),), 64)
+    assert identify_block(values, 1, prec=256).prec == 256  # the precision that identified it
+    wrong = values[:2] + [(2, values[2][1] + Fraction(1, 7))]
+    with pytest.raises((OracleInconsistent, PrecisionInsufficient)):
+        identify_block(wrong, 1, max_prec=1024)
+    with pytest.raises(ValueError, match="at least 2 at distinct k"):
+        identify_block(values[:1], 1, A=A)
+
+
+def test_poles_that_no_softmax_head_has_are_refused():
+    """Softmax heads give poles at k = −e^{−s} < 0: a positive or a complex pole refutes the block."""
+    positive = [(k, 1 / (1 - Fraction(k, 10))) for k in range(3)]  # pole at k = 10
+    complex_ = [(k, Fraction(1, 1 + k * k)) for k in range(5)]  # poles at ±i
+    for samples, H in ((positive, 1), (complex_, 2)):
+        with pytest.raises(OracleInconsistent, match="no sum of at most"):
+            identify_block(samples, H, max_prec=1024)
+        with pytest.raises(PrecisionInsufficient, match="raise max_prec"):  # below 1024 bits: never conclusive
+            identify_block(samples, H, max_prec=512)
+
+
+def test_a_visible_miss_of_a_known_value_refutes_the_block_and_a_hidden_one_asks_for_precision():
+    """A wrong known value (the value at k = 0, or the limit A) missed by far more than the working
+    precision proves the block inconsistent; a miss below every precision tried is what an unresolved
+    pole looks like, so it is reported as a precision failure, never blamed on the oracle."""
+    from exact.learn.kkg_block import model_block
+
+    model = MultiHead.random(3, 3, seed=4)
+    u, q = [Fraction(1, 3), -1, 2], [Fraction(-1, 2), 1, Fraction(1, 5)]
+    truth = model_block(model, u, q)
+    y0 = truth.A - sum((c for _, c in truth.heads), Fraction(0))
+    H = 3
+    for visible, error in ((Fraction(1, 7), OracleInconsistent), (Fraction(1, 2**2000), PrecisionInsufficient)):
+        with pytest.raises(error):
+            identify_block([(0, y0 + visible)] + _block(model, u, q, range(1, 2 * H)), H, A=truth.A, max_prec=1024)
+        with pytest.raises(error):
+            identify_block(_block(model, u, q, range(1, 2 * H + 1)), H, A=truth.A + visible, max_prec=1024)
+
+
+def test_a_known_value_is_refuted_only_by_a_miss_above_half_the_working_precision():
+    """Fitted on answers alone (the known value last), the candidate is the truth; a known value it
+    misses by more than 2^-(prec/2) at the largest precision refutes the block, a smaller miss is
+    reported as a precision failure."""
+    from exact.learn.kkg_block import model_block
+
+    model = MultiHead.random(3, 3, seed=4)
+    u, q = [Fraction(1, 3), -1, 2], [Fraction(-1, 2), 1, Fraction(1, 5)]
+    truth = model_block(model, u, q)
+    y0 = truth.A - sum((c for _, c in truth.heads), Fraction(0))
+    answers = _block(model, u, q, range(1, 8))
+    assert identify_block(answers + [(0, y0)], 3).heads == truth.heads
+    for bits, error in ((450, OracleInconsistent), (600, PrecisionInsufficient)):  # 1024 bits: 2^-512
+        with pytest.raises(error):
+            identify_block(answers + [(0, y0 + Fraction(1, 2**bits))], 3, max_prec=1024)

@@ -233,23 +233,16 @@ def _balls(samples: list, h: int, A, prec: int):
 
 
 class _Fit:
-    """The shared precision state of one type-(h, h) fit (its balls are recomputed on refine)."""
+    """The balls of one type-(h, h) fit at one precision: :func:`identify_block` raises the
+    precision between attempts, so a quantity that needs more makes this attempt fail."""
 
-    def __init__(self, samples, h, A, prec, max_prec):
-        self.samples, self.h, self.A, self.prec, self.max_prec = samples, h, A, prec, max_prec
-        self._balls = None
-        self._at = None
-
-    def balls(self):
-        if self._at != self.prec:
-            ys = [(k, y if isinstance(y, arb) else _ball(y, self.prec)) for k, y in self.samples]
-            self._balls, self._at = _balls(ys, self.h, self.A, self.prec), self.prec
-        return self._balls
+    def __init__(self, samples, h, A, prec):
+        self.h, self.A, self.prec = h, A, prec
+        ys = [(k, y if isinstance(y, arb) else _ball(y, prec)) for k, y in samples]
+        self.got = _balls(ys, h, A, prec)
 
     def refine(self):
-        if self.prec >= self.max_prec:
-            raise PrecisionInsufficient(f"a block fit of type ({self.h}, {self.h}) at {self.prec} bits")
-        self.prec *= 2
+        raise PrecisionInsufficient(f"a block fit of type ({self.h}, {self.h}) at {self.prec} bits")
 
 
 def _ball(y, prec: int):
@@ -262,16 +255,13 @@ def _ball(y, prec: int):
 class _Part:
     """One quantity of a fit (``A``, or ``s``/``c`` of the i-th pole): a ball from the shared fit."""
 
-    def __init__(self, fit: _Fit, index: int, what: str):
-        self.fit, self.index, self.what = fit, index, what
+    what = "a block's limit, score or value"  # named only in grid messages: blocks use none
+
+    def __init__(self, fit: _Fit, index: int):
+        self.fit, self.index = fit, index
 
     def ball(self):
-        got = self.fit.balls()
-        if got is None or got is REFUTED or got is SINGULAR:
-            return None
-        A_ball, heads = got
-        if len(heads) != self.fit.h:
-            return None
+        A_ball, heads = self.fit.got  # parts exist only for a fit that resolved h poles
         if self.index == 0:
             return None if self.fit.A is not None else A_ball
         pole, part = divmod(self.index - 1, 2)
@@ -355,15 +345,15 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
     """The type-(h, h) fit at ``prec`` bits, confirmed exactly; else ``"resolved"`` (its poles and
     residues were resolved, or proved not negative reals, but no candidate reproduced the
     samples), ``"singular"`` (the system is not certified nonsingular) or ``"unresolved"``."""
-    fit = _Fit(samples, h, A, prec, prec)  # one precision per attempt: the caller raises it
-    got = fit.balls()
+    fit = _Fit(samples, h, A, prec)  # one precision per attempt: the caller raises it
+    got = fit.got
     if got is REFUTED:
         return "resolved"
     if got is SINGULAR:
         return "singular"
     if got is None or len(got[1]) != h:
         return "unresolved"
-    parts = [_Part(fit, 0, "A")] + [_Part(fit, 1 + i, f"{'sc'[i % 2]}_{i // 2}") for i in range(2 * h)]
+    parts = [_Part(fit, i) for i in range(2 * h + 1)]
     result: list = []
     visible: list = []  # samples a candidate missed by more than the working precision can hide
 

@@ -213,9 +213,7 @@ class _ModelBlocks:
             raise _TooLong
         self.sequences += block_sequences(u, q, ks)
         self.blocks += 1
-        fit = model_block(self.model, u, q)
-        y0 = fit.A - sum((c for _, c in fit.heads), Fraction(0)) if 0 in ks else None
-        return fit, y0
+        return model_block(self.model, u, q), None  # known samples only feed an oracle's fits
 
 
 # -- the plan ----------------------------------------------------------------------------------
@@ -223,7 +221,6 @@ class _ModelBlocks:
 
 @dataclass
 class _Stats:
-    blocks: int = 0
     links: int = 0
     cross_links: int = 0
     fallback_groups: int = 0
@@ -303,7 +300,6 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
         )
         for j in range(m):
             s_of[j][g] = tuple(s for s, _ in local[order[j]])
-    stats.blocks = blocks.blocks
     Q = QMatrix.from_columns(q)
     Qinv = Q.inv()
     heads = []
@@ -489,7 +485,7 @@ def learn_multi_head(
         conditions = {"heads": H, "probe_seed": seed}
         details = MultiHeadDetails(
             canonical_heads=model.H, heads_bound=H, method=method, paper_count=paper_query_count(d, H),
-            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=stats.blocks, links=stats.links,
+            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=blocks.blocks, links=stats.links,
             cross_links=stats.cross_links, fallback_groups=stats.fallback_groups, redraws=stats.redraws, seed=seed,
             block_precision=blocks.bits,
         )
@@ -530,18 +526,18 @@ class MultiHeadDetails(Details):
     and links, fallbacks and redraws, the probe seed; the exact blocks' precision, or the float
     fits' condition numbers."""
 
-    canonical_heads: int = 0
-    heads_bound: int = 1
-    method: str = "paper"
-    paper_count: int = 0
-    fast_count: int = 0
-    lower_bound: int = 0
-    blocks: int = 0
-    links: int = 0
-    cross_links: int = 0
-    fallback_groups: int = 0
-    redraws: int = 0
-    seed: int = 0
+    canonical_heads: int
+    heads_bound: int
+    method: str
+    paper_count: int
+    fast_count: int
+    lower_bound: int
+    blocks: int
+    links: int
+    cross_links: int
+    fallback_groups: int
+    redraws: int
+    seed: int
     block_precision: int | None = None
     condition: float | None = None
     monomial_condition: float | None = None
@@ -552,7 +548,7 @@ class MultiHeadDetails(Details):
                           f"seed {self.seed})")]
         if self.condition is not None:
             out.append(("condition", f"{self.condition:.3g} (the block fits' intrinsic sensitivity); the monomial "
-                                     f"scheme's matrix: {self.monomial_condition or 0:.3g}"))
+                                     f"scheme's matrix: {self.monomial_condition:.3g}"))
         return out
 
     def model_rows(self, result) -> list:
@@ -689,7 +685,7 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         model_kind="multi-head",
         modes=("certified", "symbolic", "float") if method == "paper" else ("certified", "symbolic"),
         learn=functools.partial(learn_multi_head, method=method),
-        query_count=lambda d, heads=1, **conditions: count(d, heads),
+        query_count=lambda d, heads=None, max_heads=None, **conditions: count(d, heads or max_heads or 1),
         count_formula=formula,
         count_text=_count_text,
         conditions={"heads": lambda x: registry.int_at_least(1)(x) and x <= MAX_HEADS, "probe_seed": _seed_ok},
