@@ -860,3 +860,14 @@ def test_under_noise_that_saturates_every_probe_the_smallest_logit_scale_is_chos
         norm = math.sqrt(sum(float(x) ** 2 for x in row.values()))
         lam = float(plan.beta[k][0] * plan.gamma[k][0]) * norm * w_bound
         assert smallest * (1 - 2.0**-4) <= lam <= smallest * (1 + 1e-9)
+
+
+@pytest.mark.parametrize("w_bound, token_norm", [(2**40, 2**40), (2**39, 2**40), (2**30, 2**40)])
+def test_a_budget_that_leaves_no_probe_scale_is_refused_before_any_query(w_bound, token_norm):
+    """Large 𝒲 and R together leave no scales with βg𝒲 within the logit cap and β on the probes' float64 grid."""
+    oracle = NoisyOracle(SingleHead.random(2, seed=0), "uniform:1e-6", seed=0)
+    with pytest.raises(InvalidArgument, match="no probe scales .* lower token_norm"):
+        learn_noisy_frame(oracle, w_bound=w_bound, token_norm=token_norm)
+    assert oracle.count == 0
+    r = learn_noisy_frame(NoisyOracle(SingleHead.random(2, seed=0), "uniform:1e-6", seed=0), w_bound=w_bound)
+    assert math.isfinite(r.error_bound.W_frobenius)  # the default R leaves scales, and a finite bound

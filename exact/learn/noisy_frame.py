@@ -91,6 +91,15 @@ def _scale_grid(R: float, W: float | None) -> list[tuple[float, float]]:
     return out
 
 
+def _require_scales(R: float, W: float) -> None:
+    """Refuse a budget that leaves no probe scale: with ``𝒲`` and ``R`` both large, ``βg𝒲 <=
+    MAX_LOGIT/2`` forces ``g`` below ``2^-40·β``, off the float64 grid of the probes."""
+    if not _scale_grid(R, W):
+        raise InvalidArgument(
+            f"w_bound = {W:.3g} and token_norm = {R:.3g}: no probe scales (β, g) satisfy β² + g² <= R², "
+            f"2^-40·g <= β <= 16·g and βg𝒲 <= {MAX_LOGIT / 2:g}; lower token_norm (or w_bound)")
+
+
 def _better(best, cand):
     """The lower score; between (nearly) equal scores, the smaller logit scale (saturated probes tie)."""
     if best is None or cand[0] < best[0] * (1 - 1e-9) or (cand[0] <= best[0] * (1 + 1e-9) and cand[1] < best[1]):
@@ -157,6 +166,8 @@ class FramePlan:
         for beta, g in _scale_grid(Rf, Wf):
             score = _proxy(beta, g, Wf, max(tau, 1e-300), tv, vnorm)
             best = _better(best, (score, beta * g * Wf, beta, g))
+        if best is None:
+            _require_scales(Rf, Wf)
         assert best is not None
         _, _, beta, g = best
         # Exact scales, rounded down so that every token stays within the budget, and short:
@@ -475,6 +486,7 @@ def learn_noisy_frame(oracle: Oracle, *, w_bound, token_norm=None) -> LearnResul
     d = oracle_dimension(oracle)
     W_bound = _positive(w_bound, "w_bound")
     R = default_token_norm(W_bound, token_norm)
+    _require_scales(float(R), float(W_bound))  # before any query
     run = Run(SPEC, oracle, mode="float", queries=noisy_query_count(d), certify=False, checks=0)
     with run:
         v_hat, tau_v, tau = ask_v(run, oracle, d, R)
