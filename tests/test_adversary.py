@@ -62,3 +62,12 @@ def test_bad_adversary_options_are_refused():
         adversary(truth, "paper", tau=-1, w_bound=2)
     with pytest.raises(InvalidArgument, match="rounds: expected a positive integer"):
         adversary(truth, "paper", tau=1e-3, w_bound=2, rounds=0)
+
+
+def test_the_frame_adversary_takes_the_learners_default_token_norm_at_the_smallest_w_bound():
+    """At 𝒲 = 2^-40 the default R, 1/2 + 1/𝒲, is above the largest budget 2^40: the learner caps it, and the
+    adversary simulates that same run (it refused its own default before)."""
+    truth = SingleHead([[0, 0], [0, 0]], [1, "1/2"])
+    attack = adversary(truth, learner="frame", tau=1e-6, w_bound=Fraction(1, 2**40))
+    r = learn_noisy_frame(NoisyOracle(truth, Adversarial(1e-6, attack)), w_bound=Fraction(1, 2**40))
+    assert r.details["token_norm"] == str(2**40)

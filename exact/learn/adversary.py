@@ -43,8 +43,8 @@ from ..errors import InvalidArgument
 from ..floateval import evaluate_sequences
 from ..numbers import to_fraction
 from ..sequences import Sequence
-from .noisy import PaperPlan, float_down
-from .noisy_frame import FramePlan
+from .noisy import PaperPlan
+from .noisy_frame import FramePlan, default_token_norm
 
 __all__ = ["adversary"]
 
@@ -85,8 +85,7 @@ class _Frame:
 
     def __init__(self, d, w_bound, token_norm, tau):
         self.d, self.w_bound, self.tau = d, to_fraction(w_bound), tau
-        W = self.w_bound
-        self.R = float_down(max(Fraction(1), Fraction(1, 2) + 1 / W) if token_norm is None else to_fraction(token_norm))
+        self.R = default_token_norm(self.w_bound, token_norm)  # the learner's own default, capped at 2^40
 
     def plan(self, v_hat):
         tv = [Fraction(self.tau) / self.R] * self.d
