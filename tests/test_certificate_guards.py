@@ -429,3 +429,12 @@ def test_assumptions_must_be_a_tuple_of_strings(exact_run, assumptions):
         dataclasses.replace(exact_run.certificate, assumptions=assumptions)
     ok = dataclasses.replace(exact_run.certificate, assumptions=list(exact_run.certificate.assumptions))
     assert ok.assumptions == exact_run.certificate.assumptions and ok.check().holds
+
+
+def test_every_annotation_of_the_certificate_module_evaluates():
+    """Postponed annotations are evaluated only by their readers (typing.get_type_hints, documentation tools)."""
+    from hints import assert_annotations_evaluate
+
+    from exact import certify
+
+    assert assert_annotations_evaluate(certify) > 20

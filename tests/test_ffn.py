@@ -656,3 +656,12 @@ def test_comparing_with_a_truth_checks_the_units_exactly_when_the_result_claims_
     # a result that does not claim its units is compared at the function level only
     loose = _learn(net, seed=0)
     assert not loose.details["identifiable"] and loose.details.compare(loose, other).same
+
+
+def test_every_annotation_of_the_relu_learners_modules_evaluates():
+    """Postponed annotations are evaluated only by their readers (typing.get_type_hints, documentation tools)."""
+    from hints import assert_annotations_evaluate
+
+    from exact.learn import ffn, ffn_count, ffn_orient, ffn_path
+
+    assert assert_annotations_evaluate(ffn, ffn_count, ffn_orient, ffn_path) > 20

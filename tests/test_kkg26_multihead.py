@@ -832,3 +832,12 @@ def test_the_kkg_verify_claims_fail_for_a_perturbed_learner():
     finally:
         registry.register(original, replace=True)
     assert dataclasses.replace(paper, instances=paper.instances[2:4]).run().holds  # restored: it holds again
+
+
+def test_every_annotation_of_the_multi_head_learners_modules_evaluates():
+    """Postponed annotations are evaluated only by their readers (typing.get_type_hints, documentation tools)."""
+    from hints import assert_annotations_evaluate
+
+    from exact.learn import kkg_block, multi_head, multi_head_float
+
+    assert assert_annotations_evaluate(kkg_block, multi_head, multi_head_float) > 20

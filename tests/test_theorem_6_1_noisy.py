@@ -871,3 +871,12 @@ def test_a_budget_that_leaves_no_probe_scale_is_refused_before_any_query(w_bound
     assert oracle.count == 0
     r = learn_noisy_frame(NoisyOracle(SingleHead.random(2, seed=0), "uniform:1e-6", seed=0), w_bound=w_bound)
     assert math.isfinite(r.error_bound.W_frobenius)  # the default R leaves scales, and a finite bound
+
+
+def test_every_annotation_of_the_noisy_learners_modules_evaluates():
+    """Postponed annotations are evaluated only by their readers (typing.get_type_hints, documentation tools)."""
+    from hints import assert_annotations_evaluate
+
+    from exact.learn import noisy, noisy_frame, noisy_refine
+
+    assert assert_annotations_evaluate(noisy, noisy_frame, noisy_refine) > 20
