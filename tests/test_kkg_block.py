@@ -114,6 +114,11 @@ def test_symbolic_and_certified_confirmation_agree():
         wrong_s = _Candidate(truth.A, tuple((s + Fraction(1, 10**12), c) for s, c in truth.heads), k)
         assert certified_equals(answer, right) and symbolic_equals(answer, right)
         assert not certified_equals(answer, wrong_c) and not symbolic_equals(answer, wrong_c)
+        # a wrong value on either side of the truth is refused: equality, not an order
+        for delta in (Fraction(1, 10**12), Fraction(-1, 10**12), 1, -1, 100, -100):
+            for wrong in (_Candidate(truth.A + delta, truth.heads, k),
+                          _Candidate(truth.A, tuple((s, c + delta) for s, c in truth.heads), k)):
+                assert not certified_equals(answer, wrong) and not symbolic_equals(answer, wrong)
         # at k = 0 the scores do not matter: f([q]) = A − Σ c
         assert certified_equals(answer, wrong_s) == symbolic_equals(answer, wrong_s) == (k == 0)
 
