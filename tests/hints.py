@@ -18,7 +18,9 @@ def defined_in(module) -> list:
             out.append(obj)
             # written methods only: a dataclass's generated __init__ names the base classes' field types,
             # which the module need not import
-            out += [f for _, f in inspect.getmembers(obj, inspect.isfunction)
+            methods = [f for _, f in inspect.getmembers(obj, inspect.isfunction)]
+            methods += [p.fget for _, p in inspect.getmembers(obj, lambda x: isinstance(x, property)) if p.fget]
+            out += [f for f in methods
                     if f.__module__ == module.__name__ and f.__code__.co_filename == module.__file__]
     return out
 
