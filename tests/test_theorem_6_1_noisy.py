@@ -880,3 +880,14 @@ def test_every_annotation_of_the_noisy_learners_modules_evaluates():
     from exact.learn import noisy, noisy_frame, noisy_refine
 
     assert assert_annotations_evaluate(noisy, noisy_frame, noisy_refine) > 20
+
+
+@pytest.mark.parametrize("learn", [learn_noisy, learn_noisy_frame])
+def test_the_noisy_learners_take_their_options_by_keyword_only(learn):
+    """A positional 2 is refused, not read as 𝒲: the options are keyword-only, as everywhere in the library."""
+    oracle = NoisyOracle(SingleHead.random(2, seed=0), "uniform:1e-6", seed=0)
+    with pytest.raises(TypeError):
+        learn(oracle, 2)
+    assert oracle.count == 0
+    with pytest.raises(TypeError):
+        learn(oracle=oracle, w_bound=2, token_norm=1, bogus=1)
