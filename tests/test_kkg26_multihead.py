@@ -403,7 +403,7 @@ def test_the_certificate_refuses_a_model_above_the_bound_not_canonical_or_of_ano
         report = _forge(result if method == "paper" else _learn(model, 3, method="fast", seed=5)[0],
                         result.model, learner=learner)
         assert not report.holds
-    for bad in (True, -1, 2**64, 1.5):
+    for bad in (True, -1, 2**64, 2**64 + 1, 2**70, 1.5):
         report = _forge(result, result.model, {"heads": 3, "probe_seed": bad})
         assert not report.holds and "not a valid value" in report.message
     report = _forge(result, result.model, {"heads": 64, "probe_seed": 5})  # the largest valid bound
@@ -423,7 +423,7 @@ def test_the_head_bound_and_the_seed_are_refused_exactly_outside_their_ranges():
         learn_multi_head(oracle, max_heads=0)
     with pytest.raises(QueryBudgetExceeded):  # 64 heads is allowed: only the budget stops it
         learn_multi_head(oracle, heads=64, seed=0)
-    for bad in (2**64, True, 1.0, "1"):
+    for bad in (2**64, 2**64 + 1, 2**70, True, 1.0, "1"):
         with pytest.raises(InvalidArgument, match=r"seed: expected an integer in \[0, 2\^64\)"):
             learn_multi_head(oracle, heads=1, seed=bad)
     assert oracle.count == 0
