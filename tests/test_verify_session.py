@@ -92,12 +92,18 @@ def _children(pid: int) -> list[int]:
     return [p for p in _group(pid) if p != pid]
 
 
+def _terminal_sigint():
+    """Ctrl-C as a terminal delivers it: a run started in the background inherits SIGINT ignored, and
+    Python then never raises KeyboardInterrupt for it."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(sig: int) -> tuple[float, int, list[int]]:
     """Start ``verify --jobs 2`` in its own process group, wait until its workers run instances, send
     ``sig`` to the group (as a terminal's Ctrl-C does); the seconds to exit, the status, the survivors."""
     proc = subprocess.Popen([sys.executable, "-m", "exact", "verify", "--jobs", "2", "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(), cwd=ROOT,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_terminal_sigint)
     try:
         assert proc.stdout.readline().startswith("claim")  # the header: the claims are built, the run starts
         give_up = time.monotonic() + 120
