@@ -304,6 +304,8 @@ def test_refine_keeps_the_pilot_s_scales_where_nothing_was_learned():
     assert (same.beta, same.gamma, same.t_bound, same.prior) == (plan.beta, plan.gamma, plan.t_bound, "pilot")
     blind = plan.refine([[1e-3] * 2] * 2, s, [abs(x) for x in s], tau, tau=1e-6)  # no row certified
     assert (blind.beta, blind.gamma, blind.t_bound) == (plan.beta, plan.gamma, plan.t_bound)
+    blinder = plan.refine([[1e-3] * 2] * 2, s, [2 * abs(x) for x in s], tau, tau=1e-6)  # s below its error
+    assert (blinder.beta, blinder.gamma, blinder.t_bound) == (plan.beta, plan.gamma, plan.t_bound)
     loose = plan.refine([[float(plan.t_bound[0][0]) * 2] * 2] * 2, s, e, tau, tau=1e-6)  # no better than the prior
     assert (loose.beta, loose.gamma, loose.t_bound) == (plan.beta, plan.gamma, plan.t_bound)
     tight = plan.refine([[1e-3, math.inf], [1e-3, 1e-3]], s, e, tau, tau=1e-6)

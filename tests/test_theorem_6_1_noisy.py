@@ -891,3 +891,43 @@ def test_the_noisy_learners_take_their_options_by_keyword_only(learn):
     assert oracle.count == 0
     with pytest.raises(TypeError):
         learn(oracle=oracle, w_bound=2, token_norm=1, bogus=1)
+
+
+def test_a_row_whose_scale_is_not_certified_gets_no_bound_of_its_own():
+    """A frame row k is decoded with a bound only when ``|v̂ᵀu_k|`` is certified above its error,
+    strictly: at or below it, the sign of ``vᵀu_k`` is unknown and the row gets none (its columns
+    then take the 2𝒲 cap), whatever its answers say."""
+    from exact.learn.noisy_frame import combine, decode_rows
+
+    truth = SingleHead([[1, "-1/2"], [0, "1/4"]], [1, "-3/4"])
+    v, tau = [Fraction(1), Fraction(-3, 4)], [Fraction(1, 10**9)] * 2
+    plan = FramePlan.make(v, tau, w_bound=2, token_norm=1, tau=1e-9)
+    values = [Fraction(float(truth.float(x.dense()))) for x in plan.sequences()]
+    errors = [Fraction(1, 10**9)] * len(values)
+    s, e = plan.sums(v, tau)
+    assert all(abs(x) > y for x, y in zip(s, e))
+    T, E = decode_rows(plan, s, e, v, tau, values, errors)
+    assert all(x is not None for row in E for x in row)  # both rows certified: every entry bounded
+    assert np.isfinite(combine(plan, T, E)[1]).all()
+    for spread in (abs(s[0]), 2 * abs(s[0])):  # at and below the error
+        T2, E2 = decode_rows(plan, s, [spread, e[1]], v, tau, values, errors)
+        assert E2[0] == [None, None] and all(x is not None for x in E2[1])
+        assert all(t.is_finite() for row in T2 for t in row)
+        assert np.isinf(combine(plan, T2, E2)[1]).all()  # every column holds row 0: no finite bound
+
+
+def test_the_bound_of_a_minimum_of_two_balls_ends_at_the_smaller_upper_end():
+    """``_arb_min(x, y)``, the bound of a probe that takes the smaller of two bounds, is an upper
+    bound of ``min(a, b)`` for every ``a`` in ``x`` and ``b`` in ``y``, and no larger than it must be:
+    it ends at the smaller of the two upper ends (rounded up to float64), also when the balls overlap."""
+    from flint import arb
+
+    from exact.learn.noisy import _arb_min
+    from exact.numbers import ball_interval
+
+    cases = [(arb(1), arb(2)), (arb(1.5, 0.5), arb(2.5, 0.5)), (arb(2, 1), arb(2.5, 0.25)), (arb(3), arb(3)),
+             (arb(1, 0.25), arb(4, 1)), (arb(1) / 3, arb(2) / 7)]
+    for x, y in cases + [(y, x) for x, y in cases]:
+        hi = min(ball_interval(x)[1], ball_interval(y)[1])
+        _, hi_m = ball_interval(_arb_min(x, y))
+        assert hi <= hi_m <= hi * (1 + Fraction(1, 2**52)), (x, y, hi_m)

@@ -763,33 +763,45 @@ def rederive(ffn, conditions) -> tuple[list, Extraction]:
     return [q.X for q in box.transcript], ex
 
 
-def check_ffn_part(ffn, queries: list, conditions) -> tuple[str | None, int, bool]:
+@dataclass(frozen=True)
+class FFNPart:
+    """The ReLU learner's part of a transcript, re-derived by :func:`check_ffn_part`.
+
+    ``queries``: how many queries of the transcript it holds; ``seen``: whether all ``m`` units
+    were seen there (re-derived from the answers, never read from the certificate).
+    """
+
+    queries: int
+    seen: bool
+
+
+def check_ffn_part(ffn, queries: list, conditions) -> str | FFNPart:
     """Why ``queries`` do not begin with the ReLU learner's queries on ``ffn`` (or its claims do not
-    hold), or ``None``; how many queries that part holds; and whether all ``m`` units were seen
-    there (re-derived from the answers, never read from the certificate)."""
+    hold), or, when they do, that part (:class:`FFNPart`)."""
     if conditions.get("seed") is None:
-        return "the certificate must record the FFN learner's path seed (conditions seed)", 0, False
+        return "the certificate must record the FFN learner's path seed (conditions seed)"
     try:
         expected, ex = rederive(ffn, conditions)
     except (ExactAttentionError, ArithmeticError) as e:
-        return f"re-running the ReLU learner on the certified network fails: {type(e).__name__}: {e}"[:300], 0, False
+        return f"re-running the ReLU learner on the certified network fails: {type(e).__name__}: {e}"[:300]
     if ex.form != ffn.function_form():
         return ("the ReLU learner, re-run on the certified network, finds another function: part of it hides "
-                "from the search"), 0, False
+                "from the search")
     if queries[:len(expected)] != expected:
         return ("the transcript is not the queries the ReLU learner makes on this network with this seed, "
-                "so it need not identify the network"), 0, False
-    return None, len(expected), ex.sighting.seen
+                "so it need not identify the network")
+    return FFNPart(len(expected), ex.sighting.seen)
 
 
 def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     """Re-run the learner on the certified network (same seed): its queries must be the transcript's,
     the function it finds must be the network's, and what the claim rests on is re-derived there."""
     xs = [q.X for q in transcript]
-    reason, n, seen = check_ffn_part(model, xs, conditions)
-    if reason is None and n != len(xs):
-        reason = "the transcript holds more queries than the ReLU learner makes on this network"
-    return registry.Rederived(reason, standing_assumptions(conditions.get("m"), seen))
+    part = check_ffn_part(model, xs, conditions)
+    if isinstance(part, str):
+        return registry.Rederived(part, standing_assumptions(conditions.get("m"), False))
+    reason = None if part.queries == len(xs) else "the transcript holds more queries than the ReLU learner makes on this network"
+    return registry.Rederived(reason, standing_assumptions(conditions.get("m"), part.seen))
 
 
 def _unchecked(conditions) -> tuple:

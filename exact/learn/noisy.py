@@ -246,8 +246,9 @@ def decode_paper(plan: PaperPlan, values: list, errors: list) -> tuple[np.ndarra
 
 
 def _arb_min(x: arb, y: arb) -> arb:
-    """A ball holding ``min(x, y)`` (the upper endpoint is what a bound needs)."""
-    return x if x < y else (y if y < x else arb(min(_upper(x), _upper(y))))
+    """An upper bound of ``min(a, b)`` over ``a`` in ``x``, ``b`` in ``y``: the smaller upper end, as a
+    point (a bound needs only its upper end)."""
+    return arb(min(_upper(x), _upper(y)))
 
 
 def learn_noisy(

@@ -50,7 +50,7 @@ from ..numbers import to_fmpq, to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence
 from .driver import Run, oracle_dimension
-from .noisy import (_PREC, MAX_LOGIT, SCALE_RANGE, NoisyDetails, _positive, _upper, _value, float_down,
+from .noisy import (_PREC, MAX_LOGIT, _arb_min, SCALE_RANGE, NoisyDetails, _positive, _upper, _value, float_down,
                     noisy_query_count)
 from .result import ErrorBound, LearnResult
 
@@ -324,7 +324,7 @@ def decode_rows(plan: FramePlan, s_hat, s_err, v_hat, tau_v, values, errors):
                         raise OracleInconsistent(_outside(plan, m))
                     # the true logit lies in [−λ, λ], the clipped estimate's in [−span, span]; the
                     # width cap L·(c_hi − c_lo) never binds (it is 2·sinh(span) >= λ + span)
-                    E[k][j] = _min(lip * eps, arb(to_fmpq(lam)) + span) / to_fmpq(beta * g)
+                    E[k][j] = _arb_min(lip * eps, arb(to_fmpq(lam)) + span) / to_fmpq(beta * g)
                     if not (E[k][j] >= 0 and T[k][j].is_finite()):  # pragma: no cover - guards the arithmetic
                         raise InvalidArgument(f"internal: probe ({k}, {j}) gave a bound that is not a finite "
                                               "nonnegative number")
@@ -372,10 +372,6 @@ def _clip(lam: Fraction):
     from .noisy import _clip_interval
 
     return _clip_interval(lam, _PREC)
-
-
-def _min(x: arb, y: arb) -> arb:
-    return x if x < y else (y if y < x else arb(min(_upper(x), _upper(y))))
 
 
 def _project(W: np.ndarray, w_bound: Fraction) -> tuple[np.ndarray, np.ndarray | None]:

@@ -125,10 +125,11 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
         return registry.Rederived("Aᵀw = 0, so the odd part shows nothing of W: the transcript cannot identify it",
                                   rests)
     xs = [q.X for q in transcript]
-    reason, n, seen = check_ffn_part(model.ffn, xs, conditions)
-    rests = standing_assumptions(conditions.get("m"), seen)
-    if reason is not None:
-        return registry.Rederived(reason, rests)
+    part = check_ffn_part(model.ffn, xs, conditions)
+    if isinstance(part, str):
+        return registry.Rederived(part, rests)
+    rests = standing_assumptions(conditions.get("m"), part.seen)
+    n = part.queries
     probes = [Sequence.basis(model.d, i) for i in range(model.d)] + ProbePlan.choose(v).sequences()
     if xs[n:] != [x for s in probes for x in (s, -s)]:
         return registry.Rederived("the transcript is not the FFN learner's queries followed by Theorem 4.1's probe "
