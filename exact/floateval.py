@@ -5,6 +5,10 @@ and float oracles; :func:`float_rounding_bounds` bounds how far its answers can 
 from the exact value of the *same* float64 parameters.  A certificate recomputes
 the bound from the certified model, so an answer's recorded error can be checked
 rather than trusted.
+
+A head with biases (``s_i = x_iᵀ(W x_N + c)``, ``f = b + Σ α_i vᵀx_i``) is evaluated as the
+bias-free head ``W̃ = [[W, c], [0, 0]]``, ``ṽ = (v, b)`` on the tokens ``(x_i, 1)``: the two are
+the same function (:func:`augmented`), so the rounding bounds carry over unchanged.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numpy as np
 
 from .errors import ShapeError
 
-__all__ = ["evaluate_float", "float_rounding_bounds", "evaluate_sequences", "SPARSE_MAX"]
+__all__ = ["evaluate_float", "float_rounding_bounds", "evaluate_sequences", "augmented", "SPARSE_MAX"]
 
 _EPS = 2.0**-52
 
@@ -46,11 +50,34 @@ def _times_last_token(M: np.ndarray, X: np.ndarray) -> np.ndarray:
     return out
 
 
-def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
-    """Vectorised float64 evaluation of a single head on ``(N, d)`` or ``(n, N, d)`` inputs.
+def augmented(W: np.ndarray, v: np.ndarray, c, b) -> tuple[np.ndarray, np.ndarray]:
+    """``(W̃, ṽ)`` with ``W̃ = [[W, c], [0, 0]]`` and ``ṽ = (v, b)``: on tokens ``(x_i, 1)`` the bias-free
+    head ``(W̃, ṽ)`` is the head with biases, since ``(x_i, 1)ᵀW̃(x_N, 1) = x_iᵀ(W x_N + c)`` and
+    ``ṽᵀ(x_i, 1) = vᵀx_i + b``.
+
+    >>> Wt, vt = augmented(np.eye(1), np.ones(1), np.array([2.0]), 3.0)
+    >>> Wt.tolist(), vt.tolist()
+    ([[1.0, 2.0], [0.0, 0.0]], [1.0, 3.0])
+    """
+    d = W.shape[0]
+    Wt = np.zeros((d + 1, d + 1))
+    Wt[:d, :d] = W
+    Wt[:d, d] = np.zeros(d) if c is None else c
+    return Wt, np.append(v, b)
+
+
+def _biased(c, b) -> bool:
+    return (c is not None and bool(np.any(c))) or bool(b)
+
+
+def evaluate_float(W: np.ndarray, v: np.ndarray, X, *, c=None, b=0.0) -> float | np.ndarray:
+    """Vectorised float64 evaluation of a single head on ``(N, d)`` or ``(n, N, d)`` inputs
+    (with the biases ``c``, ``b`` when given).
 
     >>> float(evaluate_float(np.eye(2), np.ones(2), [[1.0, 0.0], [0.0, 1.0]]))
     1.0
+    >>> round(float(evaluate_float(np.eye(2), np.ones(2), [[1.0, 0.0], [0.0, 1.0]], b=0.5)), 12)
+    1.5
     """
     X = np.asarray(X, dtype=np.float64)
     shape = X.shape
@@ -59,6 +86,9 @@ def evaluate_float(W: np.ndarray, v: np.ndarray, X) -> float | np.ndarray:
         X = X[None]
     if X.ndim != 3 or X.shape[2] != W.shape[0]:
         raise ShapeError(f"X: expected shape (N, {W.shape[0]}) or (n, N, {W.shape[0]}), got {shape}")
+    if _biased(c, b):
+        W, v = augmented(W, v, c, b)
+        X = np.concatenate([X, np.ones(X.shape[:2] + (1,))], axis=2)
     # einsum without BLAS (optimize=False), not matmul: a sequence's value must not
     # depend on which batch it is evaluated in (BLAS picks kernels by size).
     q = _times_last_token(W, X)  # (n, d): W x_N
@@ -134,13 +164,20 @@ def _sparse_terms(W: np.ndarray, v: np.ndarray, idx: np.ndarray, val: np.ndarray
     return s, c
 
 
-def evaluate_sequences(W: np.ndarray, v: np.ndarray, seqs) -> tuple[np.ndarray, np.ndarray]:
-    """float64 answers and their rounding bounds for sequences of one length (a list of Sequence).
+def evaluate_sequences(W: np.ndarray, v: np.ndarray, seqs, *, c=None, b=0.0) -> tuple[np.ndarray, np.ndarray]:
+    """float64 answers and their rounding bounds for sequences of one length (a list of Sequence),
+    for the head ``(W, v)`` or, given biases, ``(W, c, v, b)`` (evaluated as :func:`augmented`).
 
     Sparse sequences (tokens with at most :data:`SPARSE_MAX` nonzeros) are evaluated from
     their nonzeros, in O(nonzeros) per sequence; others densely.  Either way a sequence's
     answer and bound depend on that sequence alone, not on the batch.
     """
+    if _biased(c, b):
+        from .sequences import Sequence
+
+        d = W.shape[0]
+        W, v = augmented(W, v, c, b)
+        seqs = [Sequence.sparse(d + 1, [dict(r) | {d: 1} for r in s.rows]) for s in seqs]
     dense = [i for i, s in enumerate(seqs) if max(len(r) for r in s.rows) > SPARSE_MAX]
     if dense:  # each sequence takes its own path, so its answer does not depend on its batch
         ys, errs = np.empty(len(seqs)), np.empty(len(seqs))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "FFN", "TRANSFORMER", "ZERO_V",
+    "KKG_FAST", "KKG_LOWER", "FFN", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
 
@@ -97,6 +97,10 @@ class Formula:
 
 #: Theorem 4.1 [BSHK26]: one query per token e_i for v, one per entry of W.
 SINGLE_HEAD = Formula("d² + d", lambda d: d * d + d, "Theorem 4.1 [BSHK26]")
+#: A head with biases (docs/biases.md, beyond): b, v, the d bias logits and the d² shifted logits.
+BIASED = Formula("d² + 2d + 1", lambda d: d * d + 2 * d + 1, "docs/biases.md (beyond)")
+#: A head with biases and v = 0: b and v, after which nothing more can be learned.
+BIASED_ZERO_V = Formula("d + 1", lambda d: d + 1, "docs/biases.md (beyond)")
 #: Theorem 4.1, v = 0: the d queries for v, after which nothing more can be learned.
 ZERO_V = Formula("d", lambda d: d, "Theorem 4.1 [BSHK26], step 2")
 #: The exact sketch learner (SPEC 3.3, beyond): the rank-r manifold's dimension plus d for v.

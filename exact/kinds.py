@@ -87,8 +87,8 @@ class ModelKind:
     accepts: dict = field(default_factory=dict)
 
 
-def _single_head(*, d, seed, grid, bound, v_zeros=0, rank=None):
-    return SingleHead.random(d, seed=seed, grid=grid, bound=bound, v_zeros=v_zeros, rank=rank)
+def _single_head(*, d, seed, grid, bound, v_zeros=0, rank=None, biases=False):
+    return SingleHead.random(d, seed=seed, grid=grid, bound=bound, v_zeros=v_zeros, rank=rank, biases=biases)
 
 
 def _multi_head(*, d, heads, seed, grid, bound, duplicate_w=False, shared_v=False, zero_v=False):
@@ -110,9 +110,12 @@ _UNITS = Option("m", "int", f"number of hidden units (1..{MAX_RANDOM_D})", minim
 KINDS: dict[str, ModelKind] = {
     k.name: k
     for k in (
-        ModelKind("single-head", SingleHead, "a single softmax head f(X) = Σ softmax(XWx_N)_i vᵀx_i", (
+        ModelKind("single-head", SingleHead, "a single softmax head f(X) = Σ softmax(XWx_N)_i vᵀx_i (optionally "
+                  "with biases: f(X) = b + Σ softmax(X(Wx_N + c))_i vᵀx_i)", (
             RandomRecipe("single-head", "a random single softmax head",
-                         _common() + (_V_ZEROS, Option("rank", "int", "make rank(W) <= RANK (W = A·B)", minimum=0)),
+                         _common() + (_V_ZEROS, Option("rank", "int", "make rank(W) <= RANK (W = A·B)", minimum=0),
+                                      Option("biases", "flag", "also draw the biases c (score) and b (output) of a "
+                                                               "torch head: s_i = x_iᵀ(Wx_N + c), f = b + Σ α_i vᵀx_i")),
                          _single_head),
             RandomRecipe("low-rank", "a random single head with rank(W) <= RANK",
                          _common() + (_V_ZEROS, Option("rank", "int", "rank bound r (W = A·B, A d×r, B r×d)",

@@ -2,7 +2,11 @@
 
 :class:`SingleHead` is the single softmax-attention regressor of [BSHK26]:
 
-    s_i = x_iᵀ W x_N,   α = softmax(s),   f(X) = Σ_i α_i (vᵀ x_i).
+    s_i = x_iᵀ W x_N,   α = softmax(s),   f(X) = Σ_i α_i (vᵀ x_i),
+
+optionally with the two biases a torch head adds (``docs/biases.md``):
+
+    s_i = x_iᵀ (W x_N + c),   f(X) = b + Σ_i α_i (vᵀ x_i).
 
 It is evaluated three ways: exactly (an :class:`~exact.expfield.ExpRatio`, with a
 sympy form), as a rigorous ``arb`` ball at any precision, and in float64 with numpy,
@@ -38,6 +42,7 @@ from .sequences import Sequence, as_sequence
 __all__ = ["SingleHead", "as_matrix", "as_vector", "evaluate_float"]
 
 _ZERO = fmpq(0)
+_FZERO = Fraction(0)
 
 
 def as_matrix(M, *, name: str, rows: int | None = None, cols: int | None = None) -> tuple:
@@ -95,7 +100,8 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
 
 @dataclass(frozen=True)
 class SingleHead:
-    """A single softmax-attention head with exact parameters ``W`` (d×d) and ``v`` (d).
+    """A single softmax-attention head with exact parameters ``W`` (d×d) and ``v`` (d), and
+    optionally the biases ``c`` (d) and ``b`` (a number).
 
     Parameters
     ----------
@@ -103,6 +109,12 @@ class SingleHead:
         The merged query–key matrix (any 1/√r factor folded in).
     v : length-d array-like
         The merged value/readout vector.
+    c : length-d array-like, optional
+        The score bias: ``s_i = x_iᵀ(W x_N + c)`` (default 0).  A torch head's query bias
+        gives ``c = W_Kᵀ b_q / √r``; its key bias cancels in the softmax.
+    b : number, optional
+        The output bias: ``f(X) = b + Σ_i α_i vᵀx_i`` (default 0); ``wᵀ(W_O b_v + b_o)``
+        for a torch head.  With ``c = 0`` and ``b = 0`` the head is the paper's.
 
     Entries may be ints, Fractions, ``"p/q"`` or decimal strings, or floats (taken
     at their exact binary value); they are stored as Fractions.
@@ -124,6 +136,8 @@ class SingleHead:
 
     W: Any  # given as any d×d array-like; stored as a tuple of tuples of Fractions
     v: Any  # given as any length-d array-like; stored as a tuple of Fractions
+    c: Any = None  # given as None or any length-d array-like; stored as a tuple of Fractions
+    b: Any = 0  # stored as a Fraction
     kind: ClassVar[str] = "single-head"  # the JSON kind, and the model class a learner names
 
     def __post_init__(self):
@@ -136,6 +150,8 @@ class SingleHead:
         v = as_vector(self.v, name="v", size=d)
         object.__setattr__(self, "W", W)
         object.__setattr__(self, "v", v)
+        object.__setattr__(self, "c", (_FZERO,) * d if self.c is None else as_vector(self.c, name="c", size=d))
+        object.__setattr__(self, "b", to_fraction(self.b, name="b"))
 
     # -- basic views ---------------------------------------------------------------
 
@@ -144,22 +160,31 @@ class SingleHead:
         """The token dimension."""
         return len(self.v)
 
+    @property
+    def biased(self) -> bool:
+        """Whether ``c`` or ``b`` is nonzero (a head outside the paper's bias-free class)."""
+        return self.b != 0 or any(self.c)
+
     @classmethod
-    def _from_qmatrix(cls, W: QMatrix, v: tuple) -> "SingleHead":
-        """Trusted constructor for learners: ``W`` an exact :class:`QMatrix`, ``v`` a tuple of
-        Fractions; skips re-validation and keeps the flint matrix for rank and evaluation."""
+    def _from_qmatrix(cls, W: QMatrix, v: tuple, c: tuple | None = None, b: Fraction = _FZERO) -> "SingleHead":
+        """Trusted constructor for learners: ``W`` an exact :class:`QMatrix`, ``v`` (and ``c``) tuples
+        of Fractions, ``b`` a Fraction; skips re-validation and keeps the flint matrix for rank and
+        evaluation."""
         obj = cls.__new__(cls)
         object.__setattr__(obj, "v", tuple(v))
+        object.__setattr__(obj, "c", (_FZERO,) * len(v) if c is None else tuple(c))
+        object.__setattr__(obj, "b", b)
         obj.__dict__["_Wmat"] = W  # W's Fractions are made on first use (see __getattr__)
         return obj
 
     def __reduce__(self):
         # Rebuilt from its parameters: the cached flint matrices cannot be pickled.
-        return (type(self), (self.W, self.v))
+        return (type(self), (self.W, self.v, self.c, self.b))
 
     def __repr__(self) -> str:
         try:
-            return f"{type(self).__name__}(W={self.W!r}, v={self.v!r})"
+            biases = f", c={self.c!r}, b={self.b!r}" if self.biased else ""
+            return f"{type(self).__name__}(W={self.W!r}, v={self.v!r}{biases})"
         except ValueError:  # an entry beyond Python's 4300-digit int str limit
             return f"{type(self).__name__}(d={self.d}, entries too large to print; see to_json())"
 
@@ -179,11 +204,17 @@ class SingleHead:
         top_w = max((max(row, default=0) for row in Wint), default=0)
         low_w = min((min(row, default=0) for row in Wint), default=0)
         top_v = max(map(abs, vint), default=0)
-        return max(max(top_w, -low_w).bit_length() - Dw.bit_length(), top_v.bit_length() - Dv.bit_length()) + 1
+        bits = max(max(top_w, -low_w).bit_length() - Dw.bit_length(), top_v.bit_length() - Dv.bit_length()) + 1
+        if self.biased:
+            bits = max([bits] + [x.numerator.bit_length() - x.denominator.bit_length() + 2
+                                 for x in self.c + (self.b,) if x])
+        return bits
 
     def parameters(self) -> tuple:
-        """Every parameter as one flat tuple of Fractions: ``W`` row by row, then ``v``."""
-        return tuple(x for row in self.W for x in row) + self.v
+        """Every identifiable parameter as one flat tuple of Fractions: ``W`` row by row, then ``v``,
+        then (for a head with biases) ``c`` and ``b``: ``d² + d`` numbers, or ``d² + 2d + 1``."""
+        core = tuple(x for row in self.W for x in row) + self.v
+        return core + self.c + (self.b,) if self.biased else core
 
     @cached_property
     def _Wq(self) -> list:
@@ -201,12 +232,16 @@ class SingleHead:
         return [to_fmpq(x) for x in self.v]
 
     @cached_property
+    def _cq(self) -> list:
+        return [to_fmpq(x) for x in self.c]
+
+    @cached_property
     def rank(self) -> int:
         """The exact rank of ``W`` (the head dimension it needs)."""
         return self._Wmat.rank()
 
     def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
-        """``(W, v)`` as float64 arrays (rounded).
+        """``(W, v)`` as float64 arrays (rounded); the biases are :meth:`biases_numpy`.
 
         Raises
         ------
@@ -218,11 +253,34 @@ class SingleHead:
         except OverflowError:
             raise InvalidNumber("model: an entry of W or v is beyond float64's range (about 1.8e308)") from None
 
+    def biases_numpy(self) -> tuple[np.ndarray, float]:
+        """``(c, b)`` in float64 (rounded).
+
+        >>> c, b = SingleHead([[1]], [2], c=["1/2"], b=-1).biases_numpy()
+        >>> c.tolist(), b
+        ([0.5], -1.0)
+        """
+        try:
+            return np.array([float(x) for x in self.c]), float(self.b)
+        except OverflowError:
+            raise InvalidNumber("model: an entry of c or b is beyond float64's range (about 1.8e308)") from None
+
     # -- exact evaluation ----------------------------------------------------------
 
     def scores(self, X) -> tuple[list, list]:
-        """Exact scores ``s_i = x_iᵀ W x_N`` and token values ``vᵀ x_i`` (as ``fmpq``)."""
+        """Exact scores ``s_i = x_iᵀ(W x_N + c)`` and token values ``b + vᵀ x_i`` (as ``fmpq``).
+
+        ``b`` enters every token's value, so ``f = Σ α_i (b + vᵀx_i) = b + Σ α_i vᵀx_i``.
+        """
         seq = X if type(X) is Sequence and X.d == self.d else as_sequence(X, d=self.d)
+        s, c = self._bias_free_scores(seq)
+        if self.biased:
+            cq, bq = self._cq, to_fmpq(self.b)
+            s = [si + sum((x * cq[a] for a, x in r), _ZERO) for si, r in zip(s, seq._fmpq_rows)]
+            c = [ci + bq for ci in c]
+        return s, c
+
+    def _bias_free_scores(self, seq: Sequence) -> tuple[list, list]:
         rows = seq._fmpq_rows
         last = rows[-1]
         vq = self._vq
@@ -341,6 +399,9 @@ class SingleHead:
         """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), else ``None``."""
         if type(X) is not Sequence or X.d != self.d or len(X.rows) != 2 or len(X.rows[1]) != 1:
             return None
+        if self.biased:
+            s, c = self.scores(X)
+            return s[0], c[0], s[1], c[1]
         r0, ((b, y),) = X._fq or X._fmpq_rows
         Wq, vq = self._Wq, self._vq
         if len(r0) == 1:
@@ -357,7 +418,7 @@ class SingleHead:
 
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
-        if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1:
+        if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1 and not self.biased:
             # the logit primitive's queries [a; y·e_b]: scores and values inline
             r0, ((b, y),) = X._fq or X._fmpq_rows
             Wq, vq = self._Wq, self._vq
@@ -388,6 +449,9 @@ class SingleHead:
     def float(self, X) -> float | np.ndarray:
         """``f`` in float64: ``X`` of shape ``(N, d)`` gives a float, ``(n, N, d)`` an array."""
         W, v = self.to_numpy()
+        if self.biased:
+            c, b = self.biases_numpy()
+            return evaluate_float(W, v, X, c=c, b=b)
         return evaluate_float(W, v, X)
 
     # -- constructors --------------------------------------------------------------
@@ -402,6 +466,7 @@ class SingleHead:
         bound=2,
         v_zeros: int = 0,
         rank: int | None = None,
+        biases: bool = False,
     ) -> "SingleHead":
         """A random head with entries on ``grid``.
 
@@ -425,11 +490,17 @@ class SingleHead:
             in general are not); on a float grid the factors are small integers times
             a power of two, chosen so that **W itself is on the grid** (every entry of
             ``A B`` is an integer below ``2^precision`` times one power of two).
+        biases : bool
+            Also draw the biases ``c`` and ``b`` on the grid (drawn after ``W`` and ``v``, so the
+            same seed gives the same ``W`` and ``v`` either way).
 
         Examples
         --------
         >>> SingleHead.random(2, seed=0) == SingleHead.random(2, seed=0)
         True
+        >>> h = SingleHead.random(2, seed=0, biases=True)
+        >>> h.biased, (h.W, h.v) == (SingleHead.random(2, seed=0).W, SingleHead.random(2, seed=0).v)
+        (True, True)
         """
         if seed is not None and not (isinstance(seed, int) and seed >= 0):
             raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
@@ -468,6 +539,8 @@ class SingleHead:
             )
         for i in rng.choice(d, size=v_zeros, replace=False):
             v[int(i)] = Fraction(0)
+        if biases:
+            return cls(W, v, [draw() for _ in range(d)], draw())
         return cls(W, v)
 
     @classmethod
@@ -520,8 +593,9 @@ class SingleHead:
         return cls(W, as_vector(v, name="v", size=d))
 
     @classmethod
-    def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None) -> "SingleHead":
-        """Merge native attention weights into ``(W, v)``.
+    def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None, b_q=None, b_k=None, b_v=None,
+                    b_o=None) -> "SingleHead":
+        """Merge native attention weights (and biases) into ``(W, v)`` (and ``c``, ``b``).
 
         With queries ``q = W_Q x_N``, keys ``k_i = W_K x_i``, values ``W_V x_i``, the
         output map ``W_O`` and a readout ``w``:
@@ -529,8 +603,14 @@ class SingleHead:
             W = scale · W_Kᵀ W_Q,   scale = 1/√r by default,
             v = W_Vᵀ W_Oᵀ w.
 
-        Only ``W`` and ``v`` are identifiable.  The default scale ``1/√r`` is exact
-        only when ``r`` is a perfect square; otherwise pass ``scale`` explicitly (for
+        With the biases of ``q = W_Q x_N + b_q``, ``k_i = W_K x_i + b_k``, values
+        ``W_V x_i + b_v`` and the output ``W_O(·) + b_o`` (``docs/biases.md``):
+
+            c = scale · W_Kᵀ b_q,   b = wᵀ(W_O b_v + b_o),
+
+        and ``b_k`` cancels in the softmax (it is checked for shape and otherwise unused).
+        Only ``W``, ``v``, ``c`` and ``b`` are identifiable.  The default scale ``1/√r`` is
+        exact only when ``r`` is a perfect square; otherwise pass ``scale`` explicitly (for
         a float model, the float it actually multiplies by).
 
         Parameters
@@ -539,6 +619,9 @@ class SingleHead:
         W_V : d_v×d
         W_O : d×d_v
         w : length d
+        b_q, b_k : length r, optional
+        b_v : length d_v, optional
+        b_o : length d, optional
 
         Examples
         --------
@@ -566,7 +649,16 @@ class SingleHead:
         W = [[c * sum((K[k][i] * Q[k][j] for k in range(r)), Fraction(0)) for j in range(d)] for i in range(d)]
         Ow = [sum((O[i][a] * wv[i] for i in range(d)), Fraction(0)) for a in range(dv)]
         v = [sum((V[a][i] * Ow[a] for a in range(dv)), Fraction(0)) for i in range(d)]
-        return cls(W, v)
+        if b_q is None and b_k is None and b_v is None and b_o is None:
+            return cls(W, v)
+        bq = as_vector(b_q, name="b_q", size=r) if b_q is not None else (Fraction(0),) * r
+        if b_k is not None:
+            as_vector(b_k, name="b_k", size=r)  # cancels in the softmax
+        bv = as_vector(b_v, name="b_v", size=dv) if b_v is not None else (Fraction(0),) * dv
+        bo = as_vector(b_o, name="b_o", size=d) if b_o is not None else (Fraction(0),) * d
+        cvec = [c * sum((K[k][i] * bq[k] for k in range(r)), Fraction(0)) for i in range(d)]
+        bias = sum((Ow[a] * bv[a] for a in range(dv)), Fraction(0)) + sum((wv[i] * bo[i] for i in range(d)), Fraction(0))
+        return cls(W, v, cvec, bias)
 
     # -- I/O -------------------------------------------------------------------------
 
@@ -579,24 +671,34 @@ class SingleHead:
         return self
 
     def float_heads(self) -> list:
-        """``[(W, v)]`` in float64: what :class:`~exact.oracles.FloatOracle` evaluates."""
-        return [self.to_numpy()]
+        """``[(W, v)]`` in float64, or ``[(W, v, c, b)]`` for a head with biases: what
+        :class:`~exact.oracles.FloatOracle` evaluates."""
+        return [self.to_numpy() + self.biases_numpy()] if self.biased else [self.to_numpy()]
 
     def to_json(self) -> dict:
-        """``{"kind": "single-head", "d": d, "W": [["p/q", ...], ...], "v": [...]}``."""
-        return {
+        """``{"kind": "single-head", "d": d, "W": [["p/q", ...], ...], "v": [...]}``, with ``"c"`` and
+        ``"b"`` for a head with biases.
+
+        >>> SingleHead([[1]], [2], b="1/3").to_json()
+        {'kind': 'single-head', 'd': 1, 'W': [['1']], 'v': ['2'], 'c': ['0'], 'b': '1/3'}
+        """
+        out = {
             "kind": "single-head",
             "d": self.d,
             "W": [[format_rational(x) for x in r] for r in self.W],
             "v": [format_rational(x) for x in self.v],
         }
+        if self.biased:
+            out["c"] = [format_rational(x) for x in self.c]
+            out["b"] = format_rational(self.b)
+        return out
 
     @classmethod
     def from_json(cls, data) -> "SingleHead":
         """Build a head from ``{"kind": "single-head", "d": d, "W": [[...], ...], "v": [...]}``.
 
-        ``kind`` (default ``"single-head"``) and ``d`` are optional; any other field is
-        an error.  Entries are ``"p/q"`` or decimal strings, or JSON numbers, all taken
+        ``kind`` (default ``"single-head"``), ``d`` and the biases ``c`` (a vector) and ``b``
+        (a number) are optional; any other field is an error.  Entries are ``"p/q"`` or decimal strings, or JSON numbers, all taken
         exactly (:func:`exact.io.load_json` reads ``0.1`` as 1/10).
 
         >>> SingleHead.from_json({"W": [["1/2"]], "v": ["3"]}) == SingleHead([["1/2"]], [3])
@@ -604,7 +706,7 @@ class SingleHead:
         >>> SingleHead.from_json({"W": [["1/2"]], "v": ["3"], "V": ["3"]})
         Traceback (most recent call last):
         ...
-        exact.errors.ShapeError: model: unknown field(s) ['V']; allowed fields: ['W', 'd', 'kind', 'v']
+        exact.errors.ShapeError: model: unknown field(s) ['V']; allowed fields: ['W', 'b', 'c', 'd', 'kind', 'v']
         >>> SingleHead.from_json({"W": {"a": 1}, "v": ["3"]})
         Traceback (most recent call last):
         ...
@@ -615,7 +717,7 @@ class SingleHead:
             raise ShapeError(f"model: expected a JSON object of kind 'single-head', got {_describe(data)}")
         if check_kind(data, where="model", default="single-head", error=ShapeError) != "single-head":
             raise ShapeError(f"model: expected a JSON object of kind 'single-head', got {_describe(data)}")
-        check_fields(data, where="model", required=("W", "v"), optional=("kind", "d"), error=ShapeError)
+        check_fields(data, where="model", required=("W", "v"), optional=("kind", "d", "c", "b"), error=ShapeError)
         d = data.get("d")
         if "d" in data and (not isinstance(d, int) or isinstance(d, bool)):
             raise ShapeError(f"model: field 'd': expected an integer, got {describe_json(d)}")
@@ -626,7 +728,12 @@ class SingleHead:
             raise ShapeError(f"W: expected a matrix (a list of rows), got {describe_json(W)}")
         if not isinstance(v, (list, tuple)):
             raise ShapeError(f"v: expected a vector (a list of numbers), got {describe_json(v)}")
-        h = cls(W, v)
+        c, b = data.get("c"), data.get("b", 0)
+        if c is not None and not isinstance(c, (list, tuple)):
+            raise ShapeError(f"c: expected a vector (a list of numbers), got {describe_json(c)}")
+        if isinstance(b, (list, tuple, dict, bool)) or b is None:
+            raise ShapeError(f"b: expected a number, got {describe_json(b)}")
+        h = cls(W, v, c, b)
         if "d" in data and d != h.d:
             raise ShapeError(f"model: field d={d!r} does not match len(v)={h.d}")
         return h

@@ -64,6 +64,10 @@ class MultiHead:
                 heads.append(SingleHead(h[0], h[1]))
             else:
                 raise ShapeError(f"heads[{i}]: expected a SingleHead or a (W, v) pair, got {type(h).__name__}")
+            if heads[-1].biased:
+                raise InvalidArgument(f"heads[{i}]: a head with biases (c or b nonzero); a sum of heads with biases "
+                                      "is not a model kind yet: learn a single head with biases "
+                                      "(learn_single_head_biased)")
         dims = {h.d for h in heads}
         if len(dims) > 1:
             raise ShapeError(f"heads: expected every head to have the same d, got {sorted(dims)}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 from collections.abc import Callable
+import math
 
 import numpy as np
 from flint import arb, ctx, fmpq
@@ -541,7 +542,7 @@ class FloatOracle(CallableOracle):
 
     Parameters
     ----------
-    model : SingleHead, MultiHead, or a pair ``(W, v)`` of float arrays
+    model : SingleHead, MultiHead, or a head ``(W, v)`` or ``(W, v, c, b)`` of float arrays
     accuracy, rtol : number
         Further declared absolute and relative accuracy (default none).
 
@@ -555,24 +556,20 @@ class FloatOracle(CallableOracle):
 
     def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
         if isinstance(model, tuple):
-            pairs = [(np.asarray(model[0], dtype=np.float64), np.asarray(model[1], dtype=np.float64))]
+            heads = [model]
         elif callable(getattr(model, "float_heads", None)):  # a sum of softmax heads, in float64
-            pairs = [(np.asarray(W, dtype=np.float64), np.asarray(v, dtype=np.float64)) for W, v in model.float_heads()]
+            heads = model.float_heads()
         else:
             raise InvalidArgument(
                 f"model: FloatOracle evaluates sums of softmax heads (a model with float_heads(), such as a "
                 f"SingleHead or a MultiHead, or a pair (W, v)), got {type(model).__name__}; wrap other models' float "
                 "evaluation in a CallableOracle"
             )
-        for W, v in pairs:
-            if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
-                raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
-            if not (np.isfinite(W).all() and np.isfinite(v).all()):
-                raise InvalidNumber("model: W and v must be finite")
+        pairs = [_float_head(h) for h in heads]
         self._pairs = pairs
         super().__init__(
-            lambda X: sum(evaluate_float(W, v, X) for W, v in pairs), d=pairs[0][0].shape[0], accuracy=accuracy,
-            rtol=rtol, budget=budget,
+            lambda X: sum(evaluate_float(W, v, X, c=c, b=b) for W, v, c, b in pairs), d=pairs[0][0].shape[0],
+            accuracy=accuracy, rtol=rtol, budget=budget,
         )
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
@@ -582,9 +579,10 @@ class FloatOracle(CallableOracle):
             by_len.setdefault(s.length, []).append(i)
         for idx in by_len.values():
             batch = [seqs[i] for i in idx]
-            ys, errs = evaluate_sequences(*self._pairs[0], batch)
-            for W, v in self._pairs[1:]:
-                y2, e2 = evaluate_sequences(W, v, batch)
+            W, v, c, b = self._pairs[0]
+            ys, errs = evaluate_sequences(W, v, batch, c=c, b=b)
+            for W, v, c, b in self._pairs[1:]:
+                y2, e2 = evaluate_sequences(W, v, batch, c=c, b=b)
                 ys = ys + y2
                 errs = errs + e2 + np.abs(ys) * np.finfo(np.float64).eps  # the rounding of the sum itself
             if not np.isfinite(ys).all():
@@ -597,3 +595,20 @@ class FloatOracle(CallableOracle):
 
     def _answer(self, seq: Sequence):  # a FloatAnswer
         return self._answer_batch([seq])[0]
+
+
+def _float_head(head) -> tuple:
+    """``(W, v, c, b)`` in float64 from a head ``(W, v)`` or ``(W, v, c, b)``, checked."""
+    if not isinstance(head, tuple) or len(head) not in (2, 4):
+        raise ShapeError("model: expected a head (W, v) or (W, v, c, b) of float arrays")
+    W, v = np.asarray(head[0], dtype=np.float64), np.asarray(head[1], dtype=np.float64)
+    if W.ndim != 2 or W.shape[0] != W.shape[1] or v.shape != (W.shape[0],):
+        raise ShapeError(f"model: expected W of shape (d, d) and v of shape (d,), got {W.shape} and {v.shape}")
+    c, b = (np.asarray(head[2], dtype=np.float64), float(head[3])) if len(head) == 4 else (None, 0.0)
+    if c is not None and c.shape != v.shape:
+        raise ShapeError(f"model: expected c of shape (d,) = {v.shape}, got {c.shape}")
+    if not (np.isfinite(W).all() and np.isfinite(v).all()):
+        raise InvalidNumber("model: W and v must be finite")
+    if c is not None and not (np.isfinite(c).all() and math.isfinite(b)):
+        raise InvalidNumber("model: the biases c and b must be finite")
+    return W, v, c, b

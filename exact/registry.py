@@ -27,7 +27,7 @@ Examples
 >>> get("no-such-learner")
 Traceback (most recent call last):
 ...
-exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, low-rank, low-rank-cs, multi-head, multi-head-fast, noisy-frame, noisy-paper, noisy-refine, single-head, threshold, transformer
+exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, low-rank, low-rank-cs, multi-head, multi-head-fast, noisy-frame, noisy-paper, noisy-refine, single-head, single-head-biased, threshold, transformer
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ __all__ = ["LearnerSpec", "Option", "Rederived", "register", "get", "learners", 
 #: The modules of the learners this package ships, each defining ``SPEC`` or ``SPECS``.
 BUILTIN = (
     "exact.learn.single_head",
+    "exact.learn.single_head_biased",
     "exact.learn.low_rank",
     "exact.learn.low_rank_cs",
     "exact.learn.noisy",

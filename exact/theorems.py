@@ -11,7 +11,7 @@ theorem of its own to ``verify``, keyed by its name (:func:`verify_theorems`).
 Examples
 --------
 >>> [t.key for t in THEOREMS.values()]
-['4.1', '5.1', '6.1', '7.1', 'kkg', 'ffn', 'transformer', 'lemmas']
+['4.1', 'biases', '5.1', '6.1', '7.1', 'kkg', 'ffn', 'transformer', 'lemmas']
 >>> THEOREMS["5.1"].corpus.count(4, {"rank": 2}), THEOREMS["5.1"].corpus.rule
 (16, 'exact')
 >>> [k for k, t in THEOREMS.items() if t.corpus]
@@ -110,6 +110,8 @@ THEOREMS: dict[str, Theorem] = {t.key: t for t in (
             "exact.verify.single_head:single_head_claims", "single-head.md",
             CorpusFamily("single-head", ("W", "v"), (), lambda d, h: SINGLE_HEAD(d=d), "d^2 + d", "exact",
                          '{"W": d x d, "v": d}'), max_d=True),
+    Theorem("biases", "A head with biases, as torch builds it, exactly, from d² + 2d + 1 queries",
+            ("single-head-biased",), "exact.verify.biases:biased_claims", "biases.md", max_d=True),
     Theorem("5.1", "Theorem 5.1 [BSHK26]: low-rank heads", ("low-rank", "low-rank-cs"),
             "exact.verify.low_rank:low_rank_claims", "low-rank.md",
             CorpusFamily("single-head", ("W", "v"), ("rank",), lambda d, h: LOW_RANK(d=d, r=h["rank"]),

@@ -2,12 +2,13 @@
 non-identifiable multi-head parameterisations of Proposition 7.1 [BSHK26].
 
 One module per result: :mod:`~proofs.logit`, :mod:`~proofs.oddness`,
-:mod:`~proofs.transformer`, :mod:`~proofs.token_copy`, :mod:`~proofs.lemma_a1`,
+:mod:`~proofs.transformer`, :mod:`~proofs.token_copy`, :mod:`~proofs.lemma_a1`, :mod:`~proofs.biases`,
 :mod:`~proofs.constructions` and :mod:`~proofs.multihead`.  Every exponential
 e^{s} becomes a positive symbol through :mod:`~proofs.expsymbols` only.  This
 package never imports :mod:`exact`; numeric multi-head models are duck-typed.
 """
 
+from proofs.biases import prove_bias_normal_form
 from proofs.core import Proof
 from proofs.lemma_a1 import prove_lemma_a1
 from proofs.logit import prove_logit_primitive
@@ -33,6 +34,7 @@ __all__ = [
     "prove_transformer_odd_part",
     "prove_token_copy",
     "prove_lemma_a1",
+    "prove_bias_normal_form",
     "prove_equivalent",
     "KINDS",
     "construct",

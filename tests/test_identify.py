@@ -202,7 +202,7 @@ def test_logits_are_searched_up_to_4096_bits_of_height_and_no_further():
     answers, meas = _one_logit(found)
     assert arith.combine(answers, meas, [[(1, 0)]], ["x"]) == [found]
     answers, meas = _one_logit(Fraction(2**2100 + 1, 2**2100 + 3))  # about 4200 bits
-    with pytest.raises(PrecisionInsufficient, match=r"^measurement #0 \(needed for x\): no logit of height up to 4096 bits"):
+    with pytest.raises(PrecisionInsufficient, match=r"^measurement #0 \(needed for x\): no rational logit below 2\*\*4096 reproduces the answer"):
         arith.combine(answers, meas, [[(1, 0)]], ["x"])
 
 

@@ -386,7 +386,7 @@ def test_duplicate_keys_in_parse_json():
 
 def test_unknown_field_in_a_single_head_model(tmp_path, capsys):
     msg = learn(tmp_path, capsys, {"kind": "single-head", "W": [["1"]], "v": ["1"], "extra": 1})
-    assert msg == "model: unknown field(s) ['extra']; allowed fields: ['W', 'd', 'kind', 'v']"
+    assert msg == "model: unknown field(s) ['extra']; allowed fields: ['W', 'b', 'c', 'd', 'kind', 'v']"
 
 
 def test_unknown_field_in_a_multi_head_model(tmp_path, capsys):

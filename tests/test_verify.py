@@ -61,17 +61,17 @@ def test_claims_without_counts_show_a_dash_and_ignore_the_count():
 def test_claims_selection():
     names = [c.name for c in claims(("5.1",), budget="quick")]
     assert names and all(n.startswith("Thm 5.1") for n in names)
-    with pytest.raises(ValueError, match="theorem: expected some of 4.1, 5.1, 6.1, 7.1, kkg, ffn, transformer, lemmas, got 9.9"):
+    with pytest.raises(ValueError, match="theorem: expected some of 4.1, biases, 5.1, 6.1, 7.1, kkg, ffn, transformer, lemmas, got 9.9"):
         claims(("9.9",))
     with pytest.raises(ValueError, match="budget: expected one of quick, standard, full, got 'huge'"):
         claims(("4.1",), budget="huge")
-    assert THEOREMS == ("4.1", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
+    assert THEOREMS == ("4.1", "biases", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
     names = [c.name for c in claims(("ffn", "transformer"), budget="quick")]
     assert any(n.startswith("FFN: exact") for n in names) and any(n.startswith("Transformer: exact") for n in names)
     assert not any(n.startswith("FFN") for n in (c.name for c in claims(("transformer",), budget="quick")))
     lemmas = [c.name for c in claims(("lemmas",), budget="quick")]
     assert [n.split(":")[0] for n in lemmas] == ["Logit primitive", "Oddness of attention", "Transformer odd part",
-                                                 "Token copy", "Lemma A.1"]
+                                                 "Token copy", "Lemma A.1", "Biases"]
     noisy = [c.name for c in claims(("6.1",), budget="quick")]
     assert any("App. B threshold" in n for n in noisy) and sum("certified bound" in n for n in noisy) == 10
     assert any(n.startswith("Thm 6.1 refine (2x queries)") for n in noisy)

@@ -196,7 +196,7 @@ def test_identities_round_trip_through_rows_task_and_resume(tmp_path, capsys):
     saved.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert cli.main(["verify", "lemmas", "--budget", "quick", "--json", "--quiet", "--resume", str(saved)]) == 0
     again = _rows(capsys.readouterr().out)
-    assert [r["task"] for r in again if r["row"] == "claim"] == [f"lemmas:{i}" for i in range(5)]
+    assert [r["task"] for r in again if r["row"] == "claim"] == [f"lemmas:{i}" for i in range(6)]
     reused = [r for r in again if r["row"] == "claim" and r["task"] in ("lemmas:3", "lemmas:4")]
     assert reused == claim_rows  # as they were, seconds included
     # a row whose identity names another claim of this sweep is refused
@@ -246,6 +246,7 @@ def test_verify_never_takes_a_learners_own_count_as_the_formula():
 def test_the_learners_state_the_papers_counts(d):
     """The registry's stated counts agree with verify's independent formulas (neither is read from the other)."""
     assert registry.get("single-head").query_count(d) == formulas.SINGLE_HEAD(d=d)
+    assert registry.get("single-head-biased").query_count(d) == formulas.BIASED(d=d)
     for name in ("noisy-paper", "noisy-frame", "threshold"):
         assert registry.get(name).query_count(d) == formulas.NOISY(d=d)
     assert registry.get("noisy-refine").query_count(d) == formulas.REFINE(d=d)

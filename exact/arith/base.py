@@ -13,7 +13,7 @@ from ..expfield import ExpPoly, ExpRatio
 from ..oracles import ExactAnswer
 from ..protocols import Oracle
 
-__all__ = ["Answer", "Combo", "Confirm", "Names", "Measurement", "Arithmetic", "primitive_form"]
+__all__ = ["Answer", "Combo", "Confirm", "Names", "Measurement", "Arithmetic", "primitive_form", "OUTSIDE_CLASS"]
 
 #: An oracle's answer as an arithmetic reads it: an exact answer, a float (a
 #: :class:`~exact.oracles.FloatAnswer` carries its own rounding bound) or an exact rational
@@ -52,6 +52,11 @@ class Measurement:
     slope_err: float = 0.0
 
 
+#: What a softmax weight outside [0, 1] says about the black box (no probe scale produces one).
+OUTSIDE_CLASS = ("no head of this class gives that at any scale: an output bias (learn it with biases), a sink "
+                 "token, dropout, a mask or several heads")
+
+
 def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:
     """The exact value ``base + slope·σ(logit)`` as an exp-ratio (``fmpq`` arguments)."""
     if logit == 0:
@@ -85,7 +90,9 @@ class Arithmetic:
     def __init__(self, oracle: Oracle) -> None:
         self.oracle = oracle
 
-    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction] | list[float]:
+    def values(self, answers: Sequence[Answer], names: Sequence[str], offset: Fraction | float | None = None) -> list[Fraction] | list[float]:
+        """The answers as parameters; given ``offset`` (a number this arithmetic returned before,
+        such as an output bias), each parameter is ``answer − offset`` and is identified as such."""
         raise NotImplementedError
 
     def value_errors(self, names: Sequence[str]) -> list[float]:

@@ -23,7 +23,7 @@ from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic
 from ..protocols import Oracle
-from .base import Answer, Arithmetic, Combo, Confirm, Measurement, Names
+from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, Confirm, Measurement, Names
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
@@ -112,11 +112,13 @@ class CertifiedArithmetic(Arithmetic):
 
     # values ------------------------------------------------------------------------
 
-    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction]:
-        qs = [_Value(self, a, name) for a, name in zip(answers, names)]
+    def values(self, answers: Sequence[Answer], names: Sequence[str], offset: Fraction | float | None = None) -> list[Fraction]:
+        shift = to_fmpq(Fraction(offset)) if offset else None
+        qs = [_Value(self, a, name, shift) for a, name in zip(answers, names)]
 
         def confirm(values: list[fmpq], fresh: list[int]) -> list[int]:
-            return [i for i in fresh if not answer_equals(answers[i], ExpRatio.rational(values[i]))]
+            return [i for i in fresh
+                    if not answer_equals(answers[i], ExpRatio.rational(values[i] + shift if shift else values[i]))]
 
         out = identify(qs, grid=self.grid, confirm=confirm, approximate=not self.oracle.exact)
         return [Fraction(int(x.p), int(x.q)) for x in out]
@@ -143,7 +145,7 @@ class CertifiedArithmetic(Arithmetic):
                 if alpha <= 0 or alpha >= 1:
                     raise OracleInconsistent(
                         f"{_name(what)}: the answer implies a softmax weight {alpha.str(5)} outside (0, 1); "
-                        "the oracle is not a single softmax head"
+                        + OUTSIDE_CLASS
                     )
                 return None, 0
             odds = alpha / (1 - alpha)
@@ -320,16 +322,24 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list[fmpq | None]:
 class _Value:
     """An answer that is itself the quantity (``v_i = f([e_i])``)."""
 
-    __slots__ = ("arith", "answer", "what", "prec", "last")
+    __slots__ = ("arith", "answer", "what", "prec", "last", "offset")
 
-    def __init__(self, arith: CertifiedArithmetic, answer: Answer, what: str) -> None:
-        self.arith, self.answer, self.what = arith, answer, what
+    def __init__(self, arith: CertifiedArithmetic, answer: Answer, what: str, offset: fmpq | None = None) -> None:
+        self.arith, self.answer, self.what, self.offset = arith, answer, what, offset
         self.prec = arith.prec0
         self.last: arb | None = None
 
     def ball(self) -> arb:
-        self.last = self.arith.ball(self.answer, self.prec)
-        return self.last
+        y = self.arith.ball(self.answer, self.prec)
+        self.last = y
+        if self.offset is None:
+            return y
+        old = ctx.prec
+        try:
+            ctx.prec = self.prec
+            return y - self.offset
+        finally:
+            ctx.prec = old
 
     def refine(self) -> None:
         interval = ball_interval(self.last) if self.last is not None else None
@@ -364,10 +374,9 @@ class _Logit:
         if self.resolved > 2 * self.want:
             if self.want >= MAX_HEIGHT_BITS:
                 raise PrecisionInsufficient(
-                    f"{self.what}: no logit of height up to {MAX_HEIGHT_BITS} bits reproduces the answer, "
-                    f"though it is known to {self.resolved} bits: either a logit has a larger height (numerator "
-                    f"and denominator beyond 2**{MAX_HEIGHT_BITS}) or the oracle does not behave like a single "
-                    "softmax head with rational parameters (mode='symbolic' decides which)"
+                    f"{self.what}: no rational logit below 2**{MAX_HEIGHT_BITS} reproduces the answer (known to "
+                    f"{self.resolved} bits): a larger logit, or a black box outside the learner's class, such as "
+                    "one with an output bias (learn it with biases); mode='symbolic' decides which"
                 )
             self.want *= 2
         else:

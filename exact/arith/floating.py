@@ -11,7 +11,7 @@ from ..errors import OracleInconsistent, PrecisionInsufficient
 from ..numbers import approx
 from ..oracles import FloatAnswer
 from ..protocols import Oracle
-from .base import Answer, Arithmetic, Combo, Measurement, Names
+from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, Measurement, Names
 
 __all__ = ["FloatArithmetic"]
 
@@ -64,10 +64,14 @@ class FloatArithmetic(Arithmetic):
             return (base + own) * (1 + 2.0**-50) + 2.0**-53 * np.abs(y)
         return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(y)
 
-    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[float]:
+    def values(self, answers: Sequence[Answer], names: Sequence[str], offset: Fraction | float | None = None) -> list[float]:
         y = _floats(answers)
-        self._value_err = dict(zip(names, self._err(answers).tolist()))
-        self._max_error = max(self._max_error, float(self._err(answers).max(initial=0.0)))
+        errs = self._err(answers)
+        if offset:  # the offset's own error is the caller's to add; the subtraction rounds once more
+            y = y - float(offset)
+            errs = errs + 2.0**-53 * np.abs(y)
+        self._value_err = dict(zip(names, errs.tolist()))
+        self._max_error = max(self._max_error, float(errs.max(initial=0.0)))
         return [float(x) for x in y]
 
     def value_errors(self, names: Sequence[str]) -> list[float]:
@@ -96,6 +100,15 @@ class FloatArithmetic(Arithmetic):
         alpha = (y - base) / slope
         bad = ~((alpha > 0) & (alpha < 1))
         if bad.any():
+            base_err = np.array([m.base_err for m in measurements])
+            slope_err = np.array([m.slope_err for m in measurements])
+            room = (self._err(answers) + base_err + (np.abs(alpha) + 1) * slope_err) / np.abs(slope) * 4 + 1e-12
+            outside = (alpha < -room) | (alpha > 1 + room)
+            if outside.any():
+                m = int(np.flatnonzero(outside)[0])
+                raise OracleInconsistent(
+                    f"float mode: measurement #{m} implies a softmax weight {alpha[m]:.3g}, outside [0, 1] beyond "
+                    "the answers' errors; " + OUTSIDE_CLASS)
             m = int(np.flatnonzero(bad)[0])
             raise PrecisionInsufficient(
                 f"float mode: measurement #{m} saturated (softmax weight {alpha[m]:.3g} is not strictly inside "

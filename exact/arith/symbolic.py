@@ -30,15 +30,16 @@ class SymbolicArithmetic(Arithmetic):
                 "mode='symbolic' needs an exact oracle; use mode='certified' with a grid, or mode='float'"
             )
 
-    def values(self, answers: Sequence[Answer], names: Sequence[str]) -> list[Fraction]:
+    def values(self, answers: Sequence[Answer], names: Sequence[str], offset: Fraction | float | None = None) -> list[Fraction]:
         import sympy
 
         out = []
+        shift = Fraction(offset) if offset else Fraction(0)
         for a, name in zip(answers, names):
             expr = _exact_answer(a, name).sympy()
             if not isinstance(expr, sympy.Rational):
                 raise OracleInconsistent(f"{name}: expected a rational answer, got {expr}")
-            out.append(Fraction(int(expr.p), int(expr.q)))
+            out.append(Fraction(int(expr.p), int(expr.q)) - shift)
         return out
 
     def combine(

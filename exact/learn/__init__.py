@@ -20,6 +20,7 @@ from .multi_head import learn_multi_head, paper_query_count, fast_query_count
 from .adversary import adversary
 from .result import ErrorBound, LearnResult
 from .single_head import ProbePlan, learn_single_head, single_head_query_count
+from .single_head_biased import biased_query_count, learn_single_head_biased
 
 __all__ = [
     "LearnResult",
@@ -42,6 +43,8 @@ __all__ = [
     "ProbePlan",
     "learn_single_head",
     "single_head_query_count",
+    "learn_single_head_biased",
+    "biased_query_count",
     "learn_low_rank",
     "low_rank_query_count",
     "learn_low_rank_cs",

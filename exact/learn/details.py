@@ -120,11 +120,16 @@ class Comparison:
 
 
 def head_errors(learned, truth) -> dict:
-    """The errors of a single-head estimate against the truth: ``‖ΔW‖_F``, ``max |ΔW_ij|``, ``‖Δv‖``, ``max |Δv_i|``."""
+    """The errors of a single-head estimate against the truth: ``‖ΔW‖_F``, ``max |ΔW_ij|``, ``‖Δv‖``,
+    ``max |Δv_i|``, and for heads with biases ``max |Δc_i|`` and ``|Δb|``."""
     W, v = (np.array(x, dtype=float) for x in learned.to_numpy())
     Wt, vt = (np.array(x, dtype=float) for x in truth.to_numpy())
-    return {"W_frobenius": float(np.linalg.norm(W - Wt)), "W_max": float(np.abs(W - Wt).max(initial=0.0)),
-            "v_norm": float(np.linalg.norm(v - vt)), "v_max": float(np.abs(v - vt).max(initial=0.0))}
+    out = {"W_frobenius": float(np.linalg.norm(W - Wt)), "W_max": float(np.abs(W - Wt).max(initial=0.0)),
+           "v_norm": float(np.linalg.norm(v - vt)), "v_max": float(np.abs(v - vt).max(initial=0.0))}
+    if getattr(learned, "biased", False) or getattr(truth, "biased", False):
+        (c, b), (ct, bt) = learned.biases_numpy(), truth.biases_numpy()
+        out |= {"c_max": float(np.abs(c - ct).max(initial=0.0)), "b": abs(b - bt)}
+    return out
 
 
 def _fmt(result):
@@ -149,7 +154,10 @@ class Details(_Fields):
         fmt = _fmt(result)
         model = result.model
         lines = ["W ="] + ["  [" + ", ".join(fmt(x) for x in row) + "]" for row in model.W]
-        return lines + ["v = [" + ", ".join(fmt(x) for x in model.v) + "]"]
+        lines += ["v = [" + ", ".join(fmt(x) for x in model.v) + "]"]
+        if getattr(model, "biased", False):
+            lines += ["c = [" + ", ".join(fmt(x) for x in model.c) + "]", f"b = {fmt(model.b)}"]
+        return lines
 
     def compare(self, result, truth) -> Comparison:
         """The result against ``truth``: an exact result by canonical forms; an approximate one by
@@ -162,9 +170,11 @@ class Details(_Fields):
         measured = head_errors(result.model, truth)
         if result.error_bound is None:  # a first-order estimate, not a bound: shown, not held to
             est = "" if result.error_estimate is None else f"estimated <= {result.error_estimate:.3g}; "
+            biases = (f", max |Δc_i| = {measured['c_max']:.3g}, |Δb| = {measured['b']:.3g}"
+                      if "c_max" in measured else "")
             return Comparison(False, True, measured, rows=(
                 ("error", f"{est}measured max |ΔW_ij| = {measured['W_max']:.3g}, max |Δv_i| = "
-                          f"{measured['v_max']:.3g} against the model file"),))
+                          f"{measured['v_max']:.3g}{biases} against the model file"),))
         b = result.error_bound
         within = all(measured[k] <= v for k, v in b.to_json().items())
         verdict = "yes" if within else "NO: the bound does not hold"

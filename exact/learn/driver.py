@@ -398,12 +398,13 @@ def _within_float_bound(model, q, oracle, eps: float) -> bool:
     X = np.array([[float(x) for x in row] for row in q.X.dense()])
     y = float(q.answer)
     norms = np.abs(X).sum(axis=1)
-    delta = eps * float(norms.max() * norms[-1])
     bound = 0.0
     for head in getattr(model, "heads", (model,)):  # a sum of heads: the heads' bounds add up
         _, v = head.to_numpy()
+        biased = getattr(head, "biased", False)  # c moves each score by at most ε‖x_i‖₁, b the value by ε
+        delta = eps * float(norms.max() * (norms[-1] + biased))
         c = X @ v
         spread = float(c.max() - c.min())
-        bound += math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max())
+        bound += math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max() + biased)
     tolerance = 4 * bound + float(oracle.error_bound(q.answer)) + 1e-12 * (1 + abs(y))
     return abs(float(model.float(X)) - y) <= tolerance

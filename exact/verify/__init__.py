@@ -59,7 +59,7 @@ def theorem_keys() -> tuple[str, ...]:
 
 
 #: The built-in theorems (the theorem table's keys); :func:`theorem_keys` adds the plug-ins'.
-THEOREMS = ("4.1", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
+THEOREMS = ("4.1", "biases", "5.1", "6.1", "7.1", "kkg", "ffn", "transformer", "lemmas")
 
 
 def claims(theorems=None, *, max_d: int = 16, budget: str = DEFAULT_BUDGET) -> list[Claim]:

@@ -27,7 +27,8 @@ def _proof_check(case: ProofCase) -> Verdict:
 
 
 def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
-    """One claim per identity: the logit primitive, oddness, the Transformer's odd part, token copy, Lemma A.1."""
+    """One claim per identity: the logit primitive, oddness, the Transformer's odd part, token copy, Lemma A.1,
+    the normal form of a head with biases."""
     dims = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     heads = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     table = (
@@ -39,5 +40,7 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          ProofCase("prove_token_copy", heads=heads)),
         ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz on [σ(−½), 1 − σ(−½)]", "arb and rational bounds",
          ProofCase("prove_lemma_a1")),
+        ("Biases: torch's head with biases is (W, c, v, b) for every N, and b_k cancels",
+         "symbolic weights, biases and tokens", ProofCase("prove_bias_normal_form", dims=dims)),
     )
     return [Claim(name, (Instance(what, case),), _proof_check, counts=False) for name, what, case in table]
