@@ -257,6 +257,12 @@ def test_a_certificate_whose_transcript_is_not_the_learners_is_refused():
     other = replace(cert, conditions={**cert.conditions, "seed": 4})
     report = other.check()
     assert not report.holds and "seed" in report.message
+    # one more query than the learner makes, answered truly: the transcript is not the learner's
+    extra = ExactOracle(net)
+    extra.query(cert.transcript[0].X.dense())
+    longer = replace(cert, transcript=tuple(cert.transcript) + tuple(extra.transcript))
+    report = longer.check()
+    assert not report.holds and "holds more queries than the ReLU learner makes" in report.message
 
 
 def test_function_form_value_matches_for_random_points():

@@ -81,6 +81,10 @@ def test_a_head_whose_v_is_below_the_noise_gets_bounds_that_hold():
     r = learn_noisy_refine(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=2, token_norm=1)
     assert _within(r, truth)
     assert r.error_bound.W_max > 1  # W is invisible through so small a v: no finite small bound is claimed
+    for learner in (learn_noisy_frame, learn_noisy_refine):
+        r = learner(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=2, token_norm=1)
+        # Ŵ and W both lie in the ball ‖·‖_F <= 𝒲: never a Frobenius bound above its diameter 2𝒲
+        assert _within(r, truth) and 2 < r.error_bound.W_frobenius <= 4 * (1 + 2.0**-39), r.error_bound
 
 
 def _liar(truth, *, honest: int, offset: float, tau: float = 1e-8):
@@ -142,6 +146,16 @@ def test_the_command_line_runs_the_refining_learner(capsys, tmp_path, noise):
     assert rc == 0, err
     result = json.loads(out)
     assert result["learner"] == "noisy-refine" and result["queries"] == 40 and result["within_bound"] is True
+
+
+def test_a_noisy_black_box_gets_the_frame_learner_by_default(capsys, tmp_path):
+    path = tmp_path / "model.json"
+    path.write_text(json.dumps(SingleHead.gaussian(3, seed=1).to_json()))
+    rc, out, err = run(capsys, "learn", "single-head", "--model", path, "--noise", "uniform:1e-6", "--w-bound", 2,
+                       "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["learner"] == "noisy-frame" and result["queries"] == 12 and result["within_bound"] is True
 
 
 @pytest.mark.parametrize("learner", [learn_noisy_frame, learn_noisy_refine])
