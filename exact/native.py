@@ -44,7 +44,7 @@ from .models import SingleHead
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
-__all__ = ["TorchOracle", "native_head", "native_model"]
+__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box"]
 
 
 def _torch():
@@ -253,3 +253,41 @@ class TorchOracle(BaseOracle):
             total += float(S.max()) * 2 * top + 2 * top
         bound = self._gamma * (total + 1e-300)
         return math.nextafter(bound * (1 + 2 * self._gamma), math.inf)
+
+
+def torch_black_box(text: str) -> tuple:
+    """``(oracle, truth)`` for ``MODULE:ATTR``: imports ``MODULE`` (running its code), calls ``ATTR()``,
+    which returns ``(mha, readout)``, and wraps them (:class:`TorchOracle`); ``truth`` is
+    :func:`native_model`, or ``None`` for a module it has no model for (several heads with biases).
+
+    This is how ``learn ... --torch MODULE:ATTR`` loads a user's module.
+    """
+    import importlib
+    import os
+    import sys
+
+    module_name, sep, attr = text.partition(":")
+    if not sep or not module_name or not attr:
+        raise InvalidArgument(f"--torch: expected MODULE:ATTR, got {text!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise InvalidArgument(f"--torch: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
+    make = getattr(module, attr, None)
+    if not callable(make):
+        raise InvalidArgument(f"--torch: {module_name!r} has no callable {attr!r}")
+    try:
+        got = make()
+    except Exception as e:
+        raise InvalidArgument(f"--torch: {text}() failed: {type(e).__name__}: {e}"[:280]) from None
+    if not isinstance(got, tuple) or len(got) != 2:
+        raise InvalidArgument(f"--torch: {text}() must return (module, readout), got {type(got).__name__}")
+    mha, readout = got
+    oracle = TorchOracle(mha, readout)
+    try:
+        truth = native_model(mha, readout)
+    except InvalidArgument:
+        truth = None
+    return oracle, truth

@@ -1,5 +1,7 @@
 """Real torch models: nn.MultiheadAttention heads learned within their stated guarantees."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -183,3 +185,32 @@ def test_half_precision_modules_are_refused_with_the_way_out():
     mha = torch.nn.MultiheadAttention(4, 1, dtype=torch.float16).eval()
     with pytest.raises(InvalidArgument, match="float32 or float64 module, got torch.float16"):
         TorchOracle(mha, torch.ones(4, dtype=torch.float16))
+
+
+def test_the_command_line_learns_a_users_module(tmp_path, monkeypatch, capsys):
+    from test_cli import run
+
+    (tmp_path / "usermod.py").write_text(
+        "import torch\n"
+        "def head():\n"
+        "    torch.manual_seed(0)\n"
+        "    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True, dtype=torch.float64).eval()\n"
+        "    with torch.no_grad():\n"
+        "        mha.in_proj_bias.normal_(0, 0.5)\n"
+        "        mha.out_proj.bias.normal_(0, 0.5)\n"
+        "    return mha, torch.randn(4, dtype=torch.float64)\n"
+        "def broken():\n"
+        "    return 3\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    rc, out, err = run(capsys, "learn", "single-head", "--torch", "usermod:head", "--biases", "--json", "--quiet")
+    assert rc == 0, err
+    result = json.loads(out)
+    assert result["learner"] == "single-head-biased" and result["queries"] == 25
+    assert result["measured_error"]["b"] <= 1e-12 and result["within_bound"] is True
+    rc, _, err = run(capsys, "learn", "single-head", "--torch", "usermod:head", "--quiet")
+    assert rc != 0 and "an output bias" in err
+    rc, _, err = run(capsys, "learn", "single-head", "--torch", "usermod:broken", "--quiet")
+    assert rc == 2 and "must return (module, readout)" in err
+    rc, _, err = run(capsys, "learn", "single-head", "--torch", "usermod:head", "--model", "x.json", "--quiet")
+    assert rc == 2 and "--model: does not apply with --torch" in err
