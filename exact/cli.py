@@ -221,6 +221,9 @@ def _learn_parser(sub) -> None:
                         "that module's code), called as fn(X) with X a numpy float64 array of shape (N, d), the "
                         "tokens as rows, the last one the query, returning a real number; with --d and --accuracy "
                         "or --noise-bound, no --model (docs/model-and-oracles.md)")
+        lc.add_argument("--batched", action="store_true",
+                        help="with --oracle MODULE:CALLABLE: the function takes a batch, an (n, N, d) float64 array "
+                        "of equal-length sequences, and returns n answers")
         lc.add_argument("--torch", default=None, metavar="MODULE:ATTR",
                         help="a torch nn.MultiheadAttention as the black box: ATTR() (this RUNS that module's code) "
                         "returns (module, readout); results are compared with the model its weights give "
@@ -311,7 +314,7 @@ def _callable_oracle(args):
     if not callable(fn):
         raise InvalidArgument(f"--oracle: {module_name!r} has no callable {attr!r}")
     accuracy = args.accuracy if args.accuracy is not None else args.noise_bound
-    return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy)
+    return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy, batched=args.batched)
 
 
 def _torch_oracle(args, spec):
@@ -319,7 +322,7 @@ def _torch_oracle(args, spec):
     from .native import torch_black_box
 
     for flag, value in (("--model", args.model), ("--d", args.oracle_d), ("--accuracy", args.accuracy),
-                        ("--noise-bound", args.noise_bound), ("--noise", args.noise)):
+                        ("--noise-bound", args.noise_bound), ("--noise", args.noise), ("--batched", args.batched or None)):
         if value is not None:
             raise InvalidArgument(f"{flag}: does not apply with --torch (the module is the black box, and brings "
                                   "its own rounding bound)")
@@ -337,7 +340,8 @@ def _torch_oracle(args, spec):
 
 def _simulated_oracle(args, spec):
     """The black box simulated from ``--model``: the model (as the learner's kind) and its oracle."""
-    for flag, value in (("--d", args.oracle_d), ("--accuracy", args.accuracy), ("--noise-bound", args.noise_bound)):
+    for flag, value in (("--d", args.oracle_d), ("--accuracy", args.accuracy), ("--noise-bound", args.noise_bound),
+                        ("--batched", args.batched or None)):
         if value is not None:
             raise InvalidArgument(f"{flag}: applies only with --oracle MODULE:CALLABLE")
     if args.model is None:

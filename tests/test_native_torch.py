@@ -214,3 +214,42 @@ def test_the_command_line_learns_a_users_module(tmp_path, monkeypatch, capsys):
     assert rc == 2 and "must return (module, readout)" in err
     rc, _, err = run(capsys, "learn", "single-head", "--torch", "usermod:head", "--model", "x.json", "--quiet")
     assert rc == 2 and "--model: does not apply with --torch" in err
+
+
+def test_a_batched_function_answers_as_the_module_does_with_one_call_per_length():
+    from exact.oracles import CallableOracle
+
+    mha, w = _mha(8, batch_first=True, seed=3)
+    calls = []
+
+    def fn(X):  # (n, N, d) -> n answers
+        calls.append(X.shape)
+        with torch.no_grad():
+            x = torch.as_tensor(X, dtype=torch.float64)
+            out, _ = mha(x[:, -1:], x, x, need_weights=False)
+        return (out[:, 0] * w).sum(dim=-1)
+
+    oracle = CallableOracle(fn, d=8, accuracy="1e-12", batched=True)
+    rng = np.random.default_rng(0)
+    seqs = [rng.standard_normal((n, 8)) for n in (1, 2, 2, 3, 1)]
+    ys = oracle.query_batch(seqs)
+    assert oracle.count == 5 and sorted(calls) == [(1, 3, 8), (2, 1, 8), (2, 2, 8)]
+    truth = native_model(mha, w)
+    for X, y in zip(seqs, ys):
+        assert abs(float(y) - truth.float(X)) < 1e-12
+    from exact.learn import learn_single_head_biased
+
+    r = learn_single_head_biased(CallableOracle(fn, d=8, accuracy="1e-13", batched=True), mode="float")
+    err = max(abs(float(x) - float(y)) for x, y in zip(r.model.parameters(), truth.parameters()))
+    assert err <= r.error_estimate and r.queries == 81
+
+
+def test_a_batched_function_must_return_one_answer_per_sequence():
+    from exact.errors import OracleInconsistent
+    from exact.oracles import CallableOracle
+
+    oracle = CallableOracle(lambda X: [0.5], d=2, accuracy=0, batched=True)
+    with pytest.raises(OracleInconsistent, match="returned 1 answers for a batch of 2"):
+        oracle.query_batch([[[1, 0]], [[0, 1]]])
+    with pytest.raises(InvalidArgument, match="batched function takes numpy inputs"):
+        CallableOracle(lambda X: 0, d=2, accuracy=0, inputs="fractions", batched=True)
