@@ -519,7 +519,7 @@ class CallableOracle(BaseOracle):
         return Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
 
     def _answer(self, seq: Sequence) -> Fraction:
-        X = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
+        X: Any = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
         y = self._fn(X[None])[0] if self._batched else self._fn(X)
         return self._check(y, seq)
 
