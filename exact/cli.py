@@ -221,6 +221,13 @@ def _learn_parser(sub) -> None:
                         "that module's code), called as fn(X) with X a numpy float64 array of shape (N, d), the "
                         "tokens as rows, the last one the query, returning a real number; with --d and --accuracy "
                         "or --noise-bound, no --model (docs/model-and-oracles.md)")
+        lc.add_argument("--batched", action="store_true",
+                        help="with --oracle MODULE:CALLABLE: the function takes a batch, an (n, N, d) float64 array "
+                        "of equal-length sequences, and returns n answers")
+        lc.add_argument("--torch", default=None, metavar="MODULE:ATTR",
+                        help="a torch nn.MultiheadAttention as the black box: ATTR() (this RUNS that module's code) "
+                        "returns (module, readout); results are compared with the model its weights give "
+                        "(exact.native.native_model); no --model")
         lc.add_argument("--checks", type=int_type(0, 100), default=None,
                         help="verification queries after learning (random sequences of length 3–4, or random points "
                         "for a ReLU network; default: the learner's, 2, or 6 for a ReLU network, which checks 2 more "
@@ -307,12 +314,34 @@ def _callable_oracle(args):
     if not callable(fn):
         raise InvalidArgument(f"--oracle: {module_name!r} has no callable {attr!r}")
     accuracy = args.accuracy if args.accuracy is not None else args.noise_bound
-    return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy)
+    return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy, batched=args.batched)
+
+
+def _torch_oracle(args, spec):
+    """``--torch MODULE:ATTR``: the user's torch module as the black box, and the model its weights give."""
+    from .native import torch_black_box
+
+    for flag, value in (("--model", args.model), ("--d", args.oracle_d), ("--accuracy", args.accuracy),
+                        ("--noise-bound", args.noise_bound), ("--noise", args.noise), ("--batched", args.batched or None)):
+        if value is not None:
+            raise InvalidArgument(f"{flag}: does not apply with --torch (the module is the black box, and brings "
+                                  "its own rounding bound)")
+    if args.oracle != "exact":
+        raise InvalidArgument("--oracle: does not apply with --torch")
+    oracle, truth = torch_black_box(args.torch)
+    if truth is not None:
+        try:
+            truth = as_kind(truth, spec.model_kind)
+        except InvalidArgument:
+            raise InvalidArgument(f"--torch: learner {spec.name!r} learns {spec.model_kind} models, and this module "
+                                  f"is a {truth.kind}") from None
+    return truth, oracle
 
 
 def _simulated_oracle(args, spec):
     """The black box simulated from ``--model``: the model (as the learner's kind) and its oracle."""
-    for flag, value in (("--d", args.oracle_d), ("--accuracy", args.accuracy), ("--noise-bound", args.noise_bound)):
+    for flag, value in (("--d", args.oracle_d), ("--accuracy", args.accuracy), ("--noise-bound", args.noise_bound),
+                        ("--batched", args.batched or None)):
         if value is not None:
             raise InvalidArgument(f"{flag}: applies only with --oracle MODULE:CALLABLE")
     if args.model is None:
@@ -379,7 +408,9 @@ def _kwargs(args, spec, truth) -> tuple[dict, list]:
 def _cmd_learn(args) -> int:
     spec = _choose(args)
     with terminal_reporter(quiet=args.quiet, label=f"learn {spec.name}"):  # one line for the whole run
-        if ":" in args.oracle:
+        if args.torch is not None:
+            truth, oracle = _torch_oracle(args, spec)
+        elif ":" in args.oracle:
             truth, oracle = None, _callable_oracle(args)
         else:
             truth, oracle = _simulated_oracle(args, spec)
@@ -409,7 +440,7 @@ def _cmd_learn(args) -> int:
             out["certificate_file"] = args.certificate
         print(json.dumps(out, indent=1))
     else:
-        source = args.model if truth is not None else args.oracle
+        source = args.torch or (args.model if truth is not None else args.oracle)
         print(f"learner     {result.learner}, {result.queries + result.verification_queries} queries of {source}"
               + "".join(f"; {n}" for n in notes))
         for line in result.describe(report=report, comparison=comparison):

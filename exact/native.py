@@ -1,32 +1,40 @@
-"""Real models as black boxes: a torch ``nn.MultiheadAttention`` head with a readout vector.
+"""Real models as black boxes: a torch ``nn.MultiheadAttention`` with a readout vector.
 
-The black box is ``f(X) = wᵀ·MHA(x_N; X, X)``: one attention head (``num_heads=1``,
-``bias=False``) whose query is the last token and whose keys and values are all tokens,
-read out by ``w``.  Its identifiable parameters are those of a single head
-(:meth:`~exact.models.SingleHead.from_native`)::
+The black box is ``f(X) = wᵀ·MHA(x_N; X, X)``: self-attention whose query is the last token
+and whose keys and values are all tokens, read out by ``w``.  Every self-attention module in
+eval mode is accepted: any ``num_heads``, ``bias`` on or off, ``batch_first`` either way.
+Its identifiable parameters (:func:`native_model`) are, for one head of dimension ``r``,
 
-    W = W_Kᵀ W_Q / √d,   v = W_Vᵀ W_Oᵀ w.
+    W = W_KᵀW_Q/√r,   c = W_Kᵀb_q/√r,   v = W_VᵀW_Oᵀw,   b = wᵀ(W_O b_v + b_o)
 
-:class:`TorchOracle` answers value queries by running the module (it needs the
-``torch`` extra: ``pip install 'exact-attention[torch]'``).  What it guarantees depends
-on the module's precision:
+(``docs/biases.md``; ``b_k`` cancels), and for ``H`` bias-free heads one ``(W_h, v_h)`` per head
+(a :class:`~exact.multihead.MultiHead`).
+
+:class:`TorchOracle` answers value queries by running the module (it needs the ``torch``
+extra: ``pip install 'exact-attention[torch]'``).  What it guarantees depends on the
+module's precision:
 
 * **float64**: each answer is declared within ``γ·M(X)``, a standard rounding bound for
   the chain of products, sums and the softmax (``γ = (4d + 16)·2⁻⁵³``, ``M(X)`` the same
   computation on absolute values); float mode and the noisy learners use it.
 * **float32**: the same bound with ``2⁻²⁴``: the answers form a rounding oracle, and the
   noisy learners certify their bound from it.
-* **bit-exact**: a float64 module whose merged ``W`` and ``v`` lie on a declared grid
-  (say float32) is learned exactly in certified mode with that grid.
+* **bit-exact**: a float64 module whose merged parameters lie on a declared grid (say
+  float32) is learned exactly in certified mode with that grid.
 
 The bound is *derived* (its constant covers every rounding step of the computation
 above with room to spare); it is the oracle's declaration, and the tests check it
 against exact evaluation of the same weights.
+
+Refused, each with the cause named: another module class, ``kdim``/``vdim`` other than
+``embed_dim``, a sink token (``add_zero_attn`` or ``add_bias_kv``: one more key that no head
+of the model has), and training mode with ``dropout > 0`` (random answers).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -36,7 +44,7 @@ from .models import SingleHead
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
-__all__ = ["TorchOracle", "native_head"]
+__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box"]
 
 
 def _torch():
@@ -47,48 +55,120 @@ def _torch():
     return torch
 
 
-def _weights(mha, readout):
-    """``(W_Q, W_K, W_V, W_O, w)`` as float64 numpy arrays, after checking the module's shape."""
+@dataclass(frozen=True)
+class _Weights:
+    """A module's weights in float64, split by head: ``Wq[h]`` is head ``h``'s ``r×d`` query map."""
+
+    d: int
+    H: int
+    r: int
+    Wq: list
+    Wk: list
+    Wv: list
+    Wo: list  # head h's d×r block of the output map
+    w: np.ndarray
+    bq: list  # per head, length r (zeros without bias)
+    bk: list
+    bv: list
+    bo: np.ndarray
+    biased: bool
+
+
+def check_module(mha) -> None:
+    """Refuse, naming the cause, a module that is not self-attention as the model defines it."""
     torch = _torch()
     if not isinstance(mha, torch.nn.MultiheadAttention):
-        raise InvalidArgument(f"mha: expected a torch.nn.MultiheadAttention, got {type(mha).__name__}")
-    if mha.num_heads != 1:
-        raise InvalidArgument(f"mha: expected num_heads=1 (a single head), got {mha.num_heads}")
-    if mha.in_proj_bias is not None or mha.out_proj.bias is not None or mha.bias_k is not None:
-        raise InvalidArgument("mha: expected bias=False (and no bias_k/bias_v): biases are outside the model f")
+        raise InvalidArgument(f"mha: expected a torch.nn.MultiheadAttention, got {type(mha).__name__}; wrap other "
+                              "modules' forward pass in a CallableOracle")
     if not mha._qkv_same_embed_dim:
-        raise InvalidArgument("mha: expected kdim = vdim = embed_dim")
-    d = mha.embed_dim
-    P = mha.in_proj_weight.detach().to(torch.float64).cpu().numpy()
-    Wq, Wk, Wv = P[:d], P[d : 2 * d], P[2 * d :]
-    Wo = mha.out_proj.weight.detach().to(torch.float64).cpu().numpy()
-    w = readout.detach().to(torch.float64).cpu().numpy() if hasattr(readout, "detach") else np.asarray(readout, float)
+        raise InvalidArgument("mha: expected kdim = vdim = embed_dim (self-attention); a module with other key or "
+                              "value widths is not a head of the model: wrap its forward pass in a CallableOracle")
+    if mha.add_zero_attn or mha.bias_k is not None or mha.bias_v is not None:
+        what = "add_zero_attn" if mha.add_zero_attn else "add_bias_kv"
+        raise InvalidArgument(f"mha: {what} adds a sink token (one more key with no token of its own), which no "
+                              "head of the model has; build the module without it, or wrap it in a CallableOracle")
+    if mha.training and mha.dropout > 0:
+        raise InvalidArgument(f"mha: the module is in training mode with dropout = {mha.dropout}, so its answers are "
+                              "random; call mha.eval() first")
+
+
+def _weights(mha, readout) -> _Weights:
+    check_module(mha)
+    torch = _torch()
+    d, H = mha.embed_dim, mha.num_heads
+    r = d // H
+
+    def arr(t):
+        return t.detach().to(torch.float64).cpu().numpy()
+
+    P = arr(mha.in_proj_weight)
+    Wo = arr(mha.out_proj.weight)
+    w = arr(readout) if hasattr(readout, "detach") else np.asarray(readout, dtype=float)
     if w.shape != (d,):
         raise ShapeError(f"readout: expected a vector of length d = {d}, got shape {w.shape}")
-    if not all(np.isfinite(a).all() for a in (Wq, Wk, Wv, Wo, w)):
-        raise InvalidArgument("mha: the weights must be finite")
-    return Wq, Wk, Wv, Wo, w
+    biased = mha.in_proj_bias is not None or mha.out_proj.bias is not None
+    pb = arr(mha.in_proj_bias) if mha.in_proj_bias is not None else np.zeros(3 * d)
+    bo = arr(mha.out_proj.bias) if mha.out_proj.bias is not None else np.zeros(d)
+    if not all(np.isfinite(a).all() for a in (P, Wo, w, pb, bo)):
+        raise InvalidArgument("mha: the weights and biases must be finite")
+    rows = [slice(h * r, (h + 1) * r) for h in range(H)]
+    return _Weights(d, H, r, [P[:d][s] for s in rows], [P[d:2 * d][s] for s in rows], [P[2 * d:][s] for s in rows],
+                    [Wo[:, s] for s in rows], w, [pb[:d][s] for s in rows], [pb[d:2 * d][s] for s in rows],
+                    [pb[2 * d:][s] for s in rows], bo, biased)
+
+
+def _head(wt: _Weights, h: int, scale: Fraction, with_b: bool) -> SingleHead:
+    """Head ``h`` merged exactly from its float weights (the output bias only when ``with_b``)."""
+    tl = lambda a: a.tolist()  # noqa: E731
+    if not wt.biased:
+        return SingleHead.from_native(tl(wt.Wq[h]), tl(wt.Wk[h]), tl(wt.Wv[h]), tl(wt.Wo[h]), tl(wt.w), scale=scale)
+    return SingleHead.from_native(tl(wt.Wq[h]), tl(wt.Wk[h]), tl(wt.Wv[h]), tl(wt.Wo[h]), tl(wt.w), scale=scale,
+                                  b_q=tl(wt.bq[h]), b_k=tl(wt.bk[h]), b_v=tl(wt.bv[h]),
+                                  b_o=tl(wt.bo) if with_b else None)
+
+
+def native_model(mha, readout):
+    """The identifiable model a torch module computes, exactly from its (float) weights.
+
+    One head gives a :class:`~exact.models.SingleHead` (with ``c`` and ``b`` when the module has
+    biases); several bias-free heads give a :class:`~exact.multihead.MultiHead`.  The score scale
+    is the float64 value of ``1/√r`` that torch multiplies by; for a float32 module the scores are
+    scaled in float32, so ``W`` is exact only up to that rounding.
+
+    Raises
+    ------
+    InvalidArgument
+        For several heads with biases (not a model kind yet), and for every module the
+        oracle refuses.
+    """
+    wt = _weights(mha, readout)
+    scale = Fraction(1 / math.sqrt(wt.r))
+    if wt.H == 1:
+        return _head(wt, 0, scale, True)
+    if wt.biased:
+        raise InvalidArgument(f"mha: {wt.H} heads with biases: a sum of heads with biases is not a model kind yet; "
+                              "build the module with bias=False, or with num_heads=1")
+    from .multihead import MultiHead
+
+    return MultiHead([_head(wt, h, scale, False) for h in range(wt.H)])
 
 
 def native_head(mha, readout) -> SingleHead:
-    """The single head ``(W, v)`` a torch module computes, exactly from its (float) weights.
-
-    The score scale is the float64 value of ``1/√d`` torch multiplies by; for a float32
-    module the scores are scaled in float32, so ``W`` is exact only up to that rounding.
-    """
-    Wq, Wk, Wv, Wo, w = _weights(mha, readout)
-    d = Wq.shape[0]
-    return SingleHead.from_native(Wq.tolist(), Wk.tolist(), Wv.tolist(), Wo.tolist(), w.tolist(),
-                                  scale=Fraction(1 / math.sqrt(d)))
+    """The single head ``(W, v)`` (and ``c``, ``b``) of a module with ``num_heads=1``: :func:`native_model`."""
+    if getattr(mha, "num_heads", 1) != 1:
+        raise InvalidArgument(f"mha: native_head takes num_heads=1, got {mha.num_heads}; use native_model")
+    return native_model(mha, readout)
 
 
 class TorchOracle(BaseOracle):
-    """Value queries answered by a torch ``nn.MultiheadAttention`` head and a readout vector.
+    """Value queries answered by a torch ``nn.MultiheadAttention`` and a readout vector.
 
     Parameters
     ----------
     mha : torch.nn.MultiheadAttention
-        ``num_heads=1``, ``bias=False``; its dtype (float32 or float64) is the model's.
+        Self-attention (``kdim = vdim = embed_dim``), any ``num_heads``, ``bias`` on or off,
+        ``batch_first`` either way, no sink token, not dropping out; its dtype (float32 or
+        float64) is the model's.
     readout : tensor or array of length d
     budget : int, optional
 
@@ -99,24 +179,25 @@ class TorchOracle(BaseOracle):
     --------
     >>> import torch
     >>> torch.manual_seed(0) and None
-    >>> mha = torch.nn.MultiheadAttention(2, 1, bias=False, dtype=torch.float64)
+    >>> mha = torch.nn.MultiheadAttention(2, 1, dtype=torch.float64, batch_first=True).eval()
     >>> o = TorchOracle(mha, torch.tensor([1.0, -1.0], dtype=torch.float64))
     >>> y = o.query([[1, 0], [0, 1]])
-    >>> truth = native_head(mha, torch.tensor([1.0, -1.0]))
+    >>> truth = native_model(mha, torch.tensor([1.0, -1.0]))
     >>> abs(float(y) - float(truth.float(np.array([[1.0, 0.0], [0.0, 1.0]])))) <= y.error
     True
     """
 
     def __init__(self, mha, readout, *, budget: int | None = None):
         torch = _torch()
-        Wq, Wk, Wv, Wo, w = _weights(mha, readout)
+        wt = _weights(mha, readout)
         super().__init__(mha.embed_dim, budget=budget)
         self._mha = mha
         self.dtype = mha.in_proj_weight.dtype
         if self.dtype not in (torch.float32, torch.float64):
-            raise InvalidArgument(f"mha: expected a float32 or float64 module, got {self.dtype}")
-        self._readout = torch.as_tensor(w, dtype=self.dtype)
-        self._abs = (np.abs(Wq), np.abs(Wk), np.abs(Wv), np.abs(Wo), np.abs(w))
+            raise InvalidArgument(f"mha: expected a float32 or float64 module, got {self.dtype}; cast it with "
+                                  "mha.to(torch.float32), or learn it as a rounding oracle through a CallableOracle")
+        self._readout = torch.as_tensor(wt.w, dtype=self.dtype)
+        self._weights = wt
         unit = 2.0**-53 if self.dtype == torch.float64 else 2.0**-24
         self._gamma = (4 * self.d + 16) * unit
 
@@ -127,17 +208,24 @@ class TorchOracle(BaseOracle):
         by_len: dict[int, list[int]] = {}
         for i, s in enumerate(seqs):
             by_len.setdefault(s.length, []).append(i)
+        first = self.batch_first
         for idx in by_len.values():
             Xs = [seqs[i].to_numpy() for i in idx]
-            x = torch.as_tensor(np.stack(Xs, axis=1), dtype=self.dtype)  # (N, batch, d)
+            x = torch.as_tensor(np.stack(Xs, axis=0 if first else 1), dtype=self.dtype)  # (batch, N, d) or (N, batch, d)
+            query = x[:, -1:] if first else x[-1:]
             with torch.no_grad():
-                o, _ = self._mha(x[-1:], x, x, need_weights=False)
-                ys = (o[0] * self._readout).sum(dim=-1).to(torch.float64).cpu().numpy()
+                o, _ = self._mha(query, x, x, need_weights=False)
+                last = o[:, 0] if first else o[0]
+                ys = (last * self._readout).sum(dim=-1).to(torch.float64).cpu().numpy()
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
                 out[i] = FloatAnswer(y, self._bound(X))
         return out
+
+    @property
+    def batch_first(self) -> bool:
+        return bool(getattr(self._mha, "batch_first", False))
 
     def _answer(self, seq: Sequence):
         return self._answer_batch([seq])[0]
@@ -145,16 +233,61 @@ class TorchOracle(BaseOracle):
     def _bound(self, X: np.ndarray) -> float:
         """``γ·M(X)``: the computation's rounding bound, from the same chain on absolute values.
 
-        Scores ``s_i = (W_K x_i)·(W_Q x_N)/√d`` err by at most ``γ·S`` with ``S`` their
-        absolute-value counterpart; a score error ``δ`` moves the softmax average of the
-        values by at most ``δ·(max − min of the values)``; the values ``wᵀW_O W_V x_i`` err
-        by at most ``γ·V`` with ``V`` their absolute counterpart; the weighted sum adds
-        ``γ·V`` again.  The result is multiplied by ``1 + 2γ`` and rounded up.
+        For each head, scores ``s_i = (W_K x_i + b_k)·(W_Q x_N + b_q)/√r`` err by at most ``γ·S``
+        with ``S`` their absolute-value counterpart; a score error ``δ`` moves the softmax average
+        of the values by at most ``δ·(max − min of the values)``; the values
+        ``wᵀW_O(W_V x_i + b_v)`` err by at most ``γ·V`` with ``V`` their absolute counterpart; the
+        weighted sum adds ``γ·V`` again.  The heads' bounds add up, the output bias adds
+        ``γ·|w|ᵀ|b_o|``, and the result is multiplied by ``1 + 2γ`` and rounded up.
         """
-        aq, ak, av, ao, aw = self._abs
+        wt = self._weights
         Ax = np.abs(X)
-        S = (Ax @ ak.T) @ (aq @ Ax[-1]) / math.sqrt(self.d)
-        vals_abs = Ax @ (av.T @ (ao.T @ aw))
-        spread = 2 * float(vals_abs.max())
-        bound = self._gamma * (float(S.max()) * spread + 2 * float(vals_abs.max()) + 1e-300)
+        aw = np.abs(wt.w)
+        total = 2 * float(aw @ np.abs(wt.bo))
+        for h in range(wt.H):
+            q = np.abs(wt.Wq[h]) @ Ax[-1] + np.abs(wt.bq[h])
+            S = (Ax @ np.abs(wt.Wk[h]).T + np.abs(wt.bk[h])) @ q / math.sqrt(wt.r)
+            ow = np.abs(wt.Wo[h]).T @ aw
+            vals_abs = (Ax @ np.abs(wt.Wv[h]).T + np.abs(wt.bv[h])) @ ow
+            top = float(vals_abs.max())
+            total += float(S.max()) * 2 * top + 2 * top
+        bound = self._gamma * (total + 1e-300)
         return math.nextafter(bound * (1 + 2 * self._gamma), math.inf)
+
+
+def torch_black_box(text: str) -> tuple:
+    """``(oracle, truth)`` for ``MODULE:ATTR``: imports ``MODULE`` (running its code), calls ``ATTR()``,
+    which returns ``(mha, readout)``, and wraps them (:class:`TorchOracle`); ``truth`` is
+    :func:`native_model`, or ``None`` for a module it has no model for (several heads with biases).
+
+    This is how ``learn ... --torch MODULE:ATTR`` loads a user's module.
+    """
+    import importlib
+    import os
+    import sys
+
+    module_name, sep, attr = text.partition(":")
+    if not sep or not module_name or not attr:
+        raise InvalidArgument(f"--torch: expected MODULE:ATTR, got {text!r}")
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as e:
+        raise InvalidArgument(f"--torch: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
+    make = getattr(module, attr, None)
+    if not callable(make):
+        raise InvalidArgument(f"--torch: {module_name!r} has no callable {attr!r}")
+    try:
+        got = make()
+    except Exception as e:
+        raise InvalidArgument(f"--torch: {text}() failed: {type(e).__name__}: {e}"[:280]) from None
+    if not isinstance(got, tuple) or len(got) != 2:
+        raise InvalidArgument(f"--torch: {text}() must return (module, readout), got {type(got).__name__}")
+    mha, readout = got
+    oracle = TorchOracle(mha, readout)
+    try:
+        truth = native_model(mha, readout)
+    except InvalidArgument:
+        truth = None
+    return oracle, truth

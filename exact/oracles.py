@@ -463,6 +463,11 @@ class CallableOracle(BaseOracle):
         How ``X`` is passed: an ``N × d`` float64 array (entries rounded to float64;
         the transcript records the rounded sequence actually sent), or a list of
         lists of Fractions.
+    batched : bool
+        ``fn`` takes a batch of equal-length sequences, an ``n × N × d`` float64 array
+        (numpy inputs only), and returns ``n`` answers (an array, tensor or list); it is
+        called once per sequence length of a batch of queries, at most :data:`MAX_BATCH`
+        sequences at a time.  Every sequence still counts as one query.
     budget : int, optional
 
     Examples
@@ -470,18 +475,25 @@ class CallableOracle(BaseOracle):
     >>> o = CallableOracle(lambda X: float(X[-1].sum()), d=2, accuracy="1e-15")
     >>> o.query([[1, 2], [3, 4]])
     Fraction(7, 1)
+    >>> b = CallableOracle(lambda X: X[:, -1].sum(axis=1), d=2, accuracy="1e-15", batched=True)
+    >>> b.query_batch([[[1, 2], [3, 4]], [[5, 6]]]), b.count
+    ([Fraction(7, 1), Fraction(11, 1)], 2)
     """
 
     def __init__(
-        self, fn: Callable, *, d: int, accuracy, rtol=0, inputs: str = "numpy", budget: int | None = None
+        self, fn: Callable, *, d: int, accuracy, rtol=0, inputs: str = "numpy", batched: bool = False,
+        budget: int | None = None,
     ):
         super().__init__(d, budget=budget, accuracy=accuracy, rtol=rtol)
         if not callable(fn):
             raise InvalidArgument(f"fn: expected a callable X -> number, got {type(fn).__name__}")
         if inputs not in ("numpy", "fractions"):
             raise InvalidArgument(f"inputs: expected 'numpy' or 'fractions', got {inputs!r}")
+        if batched and inputs != "numpy":
+            raise InvalidArgument("batched: a batched function takes numpy inputs (an n × N × d array)")
         self._fn = fn
         self._inputs = inputs
+        self._batched = bool(batched)
 
     def query_batch(self, Xs) -> list:
         if self._inputs == "numpy":
@@ -507,9 +519,32 @@ class CallableOracle(BaseOracle):
         return Sequence.from_rows(seq.to_numpy())  # to_numpy names entries beyond float64's range
 
     def _answer(self, seq: Sequence) -> Fraction:
-        X = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
-        y = self._fn(X)
+        X: Any = seq.to_numpy() if self._inputs == "numpy" else seq.dense()
+        y = self._fn(X[None])[0] if self._batched else self._fn(X)
         return self._check(y, seq)
+
+    def _answer_batch(self, seqs: list[Sequence]):
+        if not self._batched:
+            return super()._answer_batch(seqs)
+        raw: list = [None] * len(seqs)
+        by_len: dict[int, list[int]] = {}
+        for i, s in enumerate(seqs):
+            by_len.setdefault(s.length, []).append(i)
+        for idx in by_len.values():
+            for start in range(0, len(idx), MAX_BATCH):
+                part = idx[start:start + MAX_BATCH]
+                ys = self._fn(np.stack([seqs[i].to_numpy() for i in part]))
+                try:
+                    n = len(ys)
+                except TypeError:
+                    n = -1
+                if n != len(part):
+                    raise OracleInconsistent(f"the batched function returned {n if n >= 0 else type(ys).__name__} "
+                                             f"answers for a batch of {len(part)} sequences of length "
+                                             f"{seqs[part[0]].length}; it must return one per sequence")
+                for i, y in zip(part, ys):
+                    raw[i] = y
+        return (self._check(y, s) for y, s in zip(raw, seqs))
 
     def _check(self, y, seq) -> Fraction:
         try:
@@ -523,6 +558,10 @@ class CallableOracle(BaseOracle):
             raise OracleInconsistent(
                 f"the oracle answered {shown} to query #{self._count + 1} (length {seq.length}): {e}"
             ) from None
+
+
+#: The most sequences a batched function receives in one call.
+MAX_BATCH = 4096
 
 
 def _is_float64(q: Fraction) -> bool:

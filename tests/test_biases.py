@@ -275,3 +275,35 @@ def test_the_normal_form_is_proved_and_a_wrong_one_is_refuted(monkeypatch):
     monkeypatch.setattr(biases._Head, "__init__", without_b_o)
     proof = prove_bias_normal_form(dims=(2,), head_dims=(1,), lengths=(2,))
     assert not proof.verified and not proof.details["checks"]["token value for symbolic d=2, r=1, d_v=1"]
+
+
+def test_float_mode_re_asks_a_saturated_probe_at_a_smaller_scale_and_counts_it():
+    """Entries up to 40: at the first scale (that of w_bound = 1) some logits lie far beyond ±3;
+    each such probe is asked again at a quarter of its scale, and the count says so."""
+    truth = SingleHead.random(3, seed=4, bound=40, biases=True)
+    oracle = FloatOracle(truth)
+    r = learn_single_head_biased(oracle, mode="float", checks=0)
+    assert r.details.rescaled > 0 and r.queries == 16 + r.details.rescaled == oracle.count
+    err = max(abs(float(x) - float(y)) for x, y in zip(r.model.parameters(), truth.parameters()))
+    assert err <= r.error_estimate and err <= 1e-8
+    assert f"= d² + 2d + 1 + {r.details.rescaled}" in dict(r.details.rows(r))["scales"]
+    fixed = FloatOracle(truth)
+    r2 = learn_single_head_biased(fixed, mode="float", checks=0, w_bound=64)
+    assert r2.queries == fixed.count == 16 and r2.details.rescaled == 0
+    err2 = max(abs(float(x) - float(y)) for x, y in zip(r2.model.parameters(), truth.parameters()))
+    assert err2 <= r2.error_estimate
+
+
+def test_a_float_oracle_that_is_no_head_is_not_rescaled_forever():
+    """Answers far outside what any head gives: the rescaling stops, and the result is refused."""
+    calls = {"n": 0}
+
+    def liar(X):
+        calls["n"] += 1
+        if len(X) == 1:
+            return 1.0 if any(X[0]) else 0.0
+        return 50.0
+
+    with pytest.raises(OracleInconsistent):
+        learn_single_head_biased(CallableOracle(liar, d=2, accuracy="1e-12"), mode="float")
+    assert calls["n"] < 200

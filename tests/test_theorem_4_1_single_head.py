@@ -349,7 +349,7 @@ def test_lying_oracle_out_of_range_answer():
 
 
 @pytest.mark.parametrize("mode,error,match", [
-    ("certified", PrecisionInsufficient, "does not behave like a single softmax head"),
+    ("certified", PrecisionInsufficient, "a black box outside the learner's class"),
     ("symbolic", OracleInconsistent, "not a single exponential"),
 ])
 def test_lying_oracle_answer_of_another_query(mode, error, match):

@@ -43,7 +43,7 @@ def _nudge(model, delta):
         return M
 
     if isinstance(model, SingleHead):
-        return SingleHead(bump(model.W), list(model.v))
+        return SingleHead(bump(model.W), list(model.v), model.c, model.b)
     if isinstance(model, MultiHead):
         first, *rest = model.heads
         return MultiHead([(bump(first.W), list(first.v))] + [(h.W, h.v) for h in rest], d=model.d)
@@ -187,6 +187,14 @@ def _blind_witness(monkeypatch):
     monkeypatch.setattr(mh, "prove_equivalent", prove)
 
 
+def _bad_bias_value(monkeypatch):
+    """The normal form's token value v^T x + b off by 1e-30."""
+    from proofs import biases
+
+    real = biases._Head.value
+    monkeypatch.setattr(biases._Head, "value", lambda self, x: real(self, x) + sympy.Rational(1, 10**30))
+
+
 def L(names, transform):
     names = (names,) if isinstance(names, str) else names
     return lambda monkeypatch: _learners(monkeypatch, set(names), transform)
@@ -236,6 +244,12 @@ PERTURBATIONS = {
     "Transformer odd part": [_proof_block("transformer", "_attention_average")],
     "Token copy": [_proof_block("token_copy", "_weights")],
     "Lemma A.1": [_false_lemma_a1],
+    "Biases: exact W, c, v, b in d²+2d+1 queries": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
+    "Biases: float64 oracle + float32 grid": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
+    "Biases: float mode error": [L("single-head-biased", BOUND), L("single-head-biased", COUNT)],
+    "Biases: v = 0 raises NotIdentifiable": [L("single-head-biased", SWALLOW), L("single-head-biased", COUNT)],
+    "Biases: a certificate with c or b tampered": [_certifier],
+    "Biases: torch's head with biases": [_bad_bias_value],
 }
 
 

@@ -174,7 +174,7 @@ class Details(_Fields):
                       if "c_max" in measured else "")
             return Comparison(False, True, measured, rows=(
                 ("error", f"{est}measured max |ΔW_ij| = {measured['W_max']:.3g}, max |Δv_i| = "
-                          f"{measured['v_max']:.3g}{biases} against the model file"),))
+                          f"{measured['v_max']:.3g}{biases} against the true model"),))
         b = result.error_bound
         within = all(measured[k] <= v for k, v in b.to_json().items())
         verdict = "yes" if within else "NO: the bound does not hold"
@@ -182,7 +182,7 @@ class Details(_Fields):
             ("bound", f"certified ‖ΔW‖_F <= {b.W_frobenius:.3g}, max |ΔW_ij| <= {b.W_max:.3g}, "
                       f"‖Δv‖ <= {b.v_norm:.3g} ({'; '.join(result.assumptions)})"),
             ("measured", f"‖ΔW‖_F = {measured['W_frobenius']:.3g}, max |ΔW_ij| = {measured['W_max']:.3g}, "
-                         f"‖Δv‖ = {measured['v_norm']:.3g} against the model file; within the bound: {verdict}"),
+                         f"‖Δv‖ = {measured['v_norm']:.3g} against the true model; within the bound: {verdict}"),
         ))
 
 

@@ -197,7 +197,7 @@ class CSDetails(Details):
         Wh, _ = result.model.to_numpy()
         err = float(np.linalg.norm(Wh - W) / max(np.linalg.norm(W), 1e-300))
         return Comparison(False, True, {"W_relative_frobenius": err}, rows=(
-            ("error", f"relative Frobenius error {err:.3g} against the model file (solver {self.status})"),))
+            ("error", f"relative Frobenius error {err:.3g} against the true model (solver {self.status})"),))
 
 
 def _nonzero(x: list[Fraction]) -> tuple:

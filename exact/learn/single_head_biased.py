@@ -23,8 +23,11 @@ The arithmetic is a parameter (:mod:`exact.arith`), as for Theorem 4.1.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
+
+import numpy as np
 
 from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
@@ -68,17 +71,19 @@ def _names(d: int) -> list[str]:
     return [f"W[{k}][{j}]" for k in range(d) for j in range(d)] + [f"c[{k}]" for k in range(d)]
 
 
-def _combos(plan: ProbePlan) -> list[list[tuple[int, int]]]:
+def _combos(plan: ProbePlan, inverse=None) -> list[list[tuple[int, int]]]:
     """``W`` row-major, then ``c``, as integer combinations of the measurements: the ``d`` bias
-    probes first (``ℓ/γ = u_kᵀc``), then the ``d²`` logit probes (``ℓ/(βγ) = t_kj + u_kᵀc/β``)."""
+    probes first (``ℓ/γ = u_kᵀc``), then the ``d²`` logit probes (``ℓ/(βγ) = t_kj + u_kᵀc/β``).
+    ``inverse[k][j]`` is ``1/β`` of probe ``(k, j)`` (default: the plan's, the same for all)."""
     d, p = plan.d, plan.pivot
-    inv = 1 / plan.beta
-    if inv.denominator != 1:  # pragma: no cover - β is 1 or a power of two below 1
-        raise CertificateInvalid("learn_single_head_biased: internal error, 1/β is not an integer")
-    k_beta = int(inv)
+    if inverse is None:
+        inv = 1 / plan.beta
+        if inv.denominator != 1:  # pragma: no cover - β is 1 or a power of two below 1
+            raise CertificateInvalid("learn_single_head_biased: internal error, 1/β is not an integer")
+        inverse = [[int(inv)] * d for _ in range(d)]
 
-    def t(k: int, j: int) -> list[tuple[int, int]]:  # t_kj = m(k, j) − m_c(k)/β
-        return [(1, d + plan.index(k, j)), (-k_beta, k)]
+    def t(k: int, j: int) -> list[tuple[int, int]]:  # t_kj = m(k, j) − m_c(k)/β_kj
+        return [(1, d + plan.index(k, j)), (-inverse[k][j], k)]
 
     out = []
     for k in range(d):
@@ -107,14 +112,115 @@ def _measurements(plan: ProbePlan, v, v_err, b, b_err) -> list[Measurement]:
         Measurement(b + m.base, m.slope, m.scale, m.base_err + b_err, m.slope_err) for m in probes]
 
 
-def _bias_scale(c_hat, plan: ProbePlan) -> Fraction:
-    """Float mode: the largest power of two ``γ <= β`` with ``γ·|u_kᵀĉ| <= 1/2`` for every ``k``, so the
-    shifted logits stay within ``±(1 + 1/2)``."""
-    top = max((abs(float(c_hat[k]) + plan.shifts[k] * float(c_hat[plan.pivot])) for k in range(plan.d)), default=0.0)
-    g = plan.beta
-    while g * Fraction(top) > Fraction(1, 2) and g > Fraction(1, 2**500):
-        g /= 2
-    return g
+#: Float mode re-asks a probe at a quarter of its scale while its logit lies outside ±3 (a
+#: softmax weight outside [σ(−3), σ(3)] ≈ [0.047, 0.953] loses more than 4 bits to the slope of σ).
+_LOGIT_CAP = 3.0
+_MAX_RESCALES = 12
+
+
+def _pow2_at_most(x: float) -> Fraction:
+    """The largest power of two ``<= x`` (``x > 0``), as a Fraction."""
+    e = math.floor(math.log2(x))
+    return Fraction(2) ** e if e >= 0 else Fraction(1, 2 ** (-e))
+
+
+@dataclass
+class _FloatProbes:
+    """Float mode's probes, each with its own scales, and the answers to them."""
+
+    run: Run
+    v: list
+    v_err: list
+    b: float
+    b_err: float
+    plan: ProbePlan
+    adaptive: bool
+    rescaled: int = 0
+
+    def slope(self, k: int) -> tuple[float, float]:
+        """``vᵀu_k`` and its error bound."""
+        p, s = self.plan.pivot, self.plan.shifts
+        return self.v[k] + s[k] * self.v[p], self.v_err[k] + abs(s[k]) * self.v_err[p]
+
+    def row(self, k: int, g: Fraction) -> dict:
+        p, s = self.plan.pivot, self.plan.shifts
+        return {k: g} if not s[k] else {k: g, p: s[k] * g}
+
+    def ask(self, seqs, meas, rebuild) -> list:
+        """The answers to ``seqs``; in adaptive mode a probe whose logit lies outside ±3 is asked
+        again by ``rebuild(i)`` (a quarter of its scale) until it lies inside."""
+        answers = list(self.run.ask(seqs))
+        for _ in range(_MAX_RESCALES if self.adaptive else 0):
+            y = np.array([float(a) for a in answers])
+            base = np.array([float(m.base) for m in meas])
+            slope = np.array([float(m.slope) for m in meas])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                alpha = (y - base) / slope
+            lo, hi = 1 / (1 + math.exp(_LOGIT_CAP)), 1 / (1 + math.exp(-_LOGIT_CAP))
+            bad = [int(i) for i in np.flatnonzero(~((alpha > lo) & (alpha < hi)))]
+            if not bad:
+                break
+            self.run.require(len(bad), "re-scaled probes")
+            fresh = []
+            for i in bad:
+                seqs[i], meas[i] = rebuild(i)
+                fresh.append(seqs[i])
+            for i, a in zip(bad, self.run.ask(fresh)):
+                answers[i] = a
+            self.rescaled += len(bad)
+        return answers
+
+
+def _float_probes(run: Run, arith, v, v_err, b, b_err, w_bound) -> tuple[list, list, list, dict]:
+    """Float mode: the bias probes, then the logit probes scaled from what they learned.
+
+    With ``w_bound`` given, every probe uses ``β`` from it (``2β²·w_bound <= 1``) and the bias
+    probes ``γ = β``.  Without it the scales are adaptive: ``β = 1/2`` (the scale for
+    ``w_bound = 1``), and each probe whose logit comes out beyond ±3 is asked again at a
+    quarter of its scale, one more query each time.  The logit probes of row ``k`` use
+    ``γ_k <= β`` with ``γ_k·|u_kᵀĉ| <= 1/2``.
+    """
+    d = run.d
+    plan = ProbePlan.choose(v)
+    fp = _FloatProbes(run, v, v_err, b, b_err, plan, adaptive=w_bound is None)
+    beta = _float_scale(1 if w_bound is None else w_bound)
+    g_c = [beta] * d
+
+    def c_probe(k: int) -> tuple:
+        g = g_c[k]
+        s, e = fp.slope(k)
+        return (Sequence.sparse(d, [fp.row(k, g), {}]), Measurement(b, g * s, g, b_err, float(g) * e))
+
+    def c_again(k: int) -> tuple:
+        g_c[k] /= 4
+        return c_probe(k)
+
+    c_seqs, c_meas = (list(x) for x in zip(*[c_probe(k) for k in range(d)]))
+    c_answers = fp.ask(c_seqs, c_meas, c_again)
+    uc = arith.combine(c_answers, c_meas, [[(1, k)] for k in range(d)], None)  # u_kᵀc
+    gamma = [min(beta, _pow2_at_most(0.5 / abs(x))) if x else beta for x in uc]
+    B = [[beta] * d for _ in range(d)]  # B[k][j]
+
+    def w_probe(i: int) -> tuple:
+        j, k = divmod(i, d)  # column-major, as Theorem 4.1's probes
+        bb, g = B[k][j], gamma[k]
+        top = fp.row(k, g)
+        top[j] = top.get(j, Fraction(0)) + bb
+        s, e = fp.slope(k)
+        return (Sequence.sparse(d, [{i: x for i, x in top.items() if x}, {j: bb}]),
+                Measurement(b + bb * v[j], g * s, bb * g, b_err + float(bb) * v_err[j], float(g) * e))
+
+    def w_again(i: int) -> tuple:
+        j, k = divmod(i, d)
+        B[k][j] /= 4
+        return w_probe(i)
+
+    w_seqs, w_meas = (list(x) for x in zip(*[w_probe(i) for i in range(d * d)]))
+    w_answers = fp.ask(w_seqs, w_meas, w_again)
+    combos = _combos(plan, [[int(1 / B[k][j]) for j in range(d)] for k in range(d)])
+    scales = {"beta": str(beta), "gamma": str(min(gamma)), "gamma_c": str(min(g_c)),
+              "smallest_beta": str(min(min(r) for r in B)), "rescaled": fp.rescaled}
+    return c_answers + w_answers, c_meas + w_meas, combos, scales
 
 
 def learn_single_head_biased(
@@ -122,7 +228,7 @@ def learn_single_head_biased(
     *,
     mode: str | None = None,
     grid=None,
-    w_bound=1024,
+    w_bound=None,
     prec: int = 64,
     max_prec: int = 1 << 23,
     certify: bool = True,
@@ -140,9 +246,11 @@ def learn_single_head_biased(
         Default: ``"certified"`` for exact oracles or when ``grid`` is given, else ``"float"``.
     grid : str or Grid, optional
         Certified mode only: identify every parameter on this grid.
-    w_bound : number
-        Float mode only: an assumed bound on ``|W_ij|`` and on ``|c_i|``; the bias probes keep
-        their logits within ±1 under it, and the logit probes are scaled from the learned ``c``.
+    w_bound : number, optional
+        Float mode only: an assumed bound on ``|W_ij|`` and ``|c_i|``, which fixes the probe
+        scales (exactly ``d² + 2d + 1`` queries).  Default: adaptive scales, starting at those of
+        ``w_bound = 1``; a probe whose logit lies beyond ±3 is asked again at a quarter of its
+        scale, one more query each time (``details.rescaled`` counts them).
     prec, max_prec : int
         Certified mode: starting and largest working precision in bits.
     certify : bool
@@ -157,7 +265,7 @@ def learn_single_head_biased(
     -------
     LearnResult
         ``model`` is a :class:`~exact.models.SingleHead` with ``c`` and ``b``;
-        ``queries == d*d + 2*d + 1``.
+        ``queries == d*d + 2*d + 1`` (plus ``details.rescaled`` in adaptive float mode).
 
     Raises
     ------
@@ -192,24 +300,17 @@ def learn_single_head_biased(
             raise NotIdentifiable(
                 "v = 0" + ("" if arith.exact else " within the oracle's accuracy") + ": then f(X) = b for every X, "
                 "so neither W nor c has an effect and they cannot be identified")
-        floating = isinstance(arith, FloatArithmetic)
-        beta = _float_scale(w_bound) if floating else Fraction(1)
-        gamma_c = beta if floating else Fraction(1)
-        plan = ProbePlan.choose(v, beta=beta, gamma=gamma_c)
-        answers = run.ask(bias_probes(plan))
-        if floating:  # scale the logit probes so that the shift γu_kᵀc stays small too
-            c_part = arith.combine(answers, _measurements(plan, v, v_err, b, b_err)[:d],
-                                   [[(1, k)] for k in range(d)], None)
-            plan = ProbePlan(d, plan.pivot, plan.shifts, beta, _bias_scale(c_part, plan))
-            c_plan = ProbePlan(d, plan.pivot, plan.shifts, beta, gamma_c)
+        plan = ProbePlan.choose(v)
+        if isinstance(arith, FloatArithmetic):
+            answers, meas, combos, scales = _float_probes(run, arith, v, v_err, b, b_err, w_bound)
         else:
-            c_plan = plan
-        answers = list(answers) + list(run.ask(plan.sequences()))
-        meas = _measurements(c_plan, v, v_err, b, b_err)[:d] + _measurements(plan, v, v_err, b, b_err)[d:]
+            answers = list(run.ask(bias_probes(plan))) + list(run.ask(plan.sequences()))
+            meas = _measurements(plan, v, v_err, b, b_err)
+            combos = _combos(plan)  # in the measurements' units ℓ/scale
+            scales = {"beta": "1", "gamma": "1", "gamma_c": "1", "smallest_beta": "1", "rescaled": 0}
         v_exact = tuple(to_fraction(x) for x in v)
         b_exact = to_fraction(b)
         transcript = run.transcript
-        combos = _combos(plan)  # in the measurements' units ℓ/scale, which no choice of γ changes
 
         def build(flat) -> SingleHead:
             return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact, flat[d * d :], b_exact)
@@ -228,21 +329,28 @@ def learn_single_head_biased(
             model = run.replayed
         else:
             model = build(arith.combine(answers, meas, combos, _names(d)))
-        return run.finish(model, details=BiasedHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts),
-                                                           beta=str(plan.beta), gamma=str(plan.gamma),
-                                                           gamma_c=str(gamma_c)))
+        return run.finish(model, details=BiasedHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), **scales))
 
 
 @dataclass(frozen=True)
 class BiasedHeadDetails(Details):
-    """The probe plan: Theorem 4.1's pivot and shifts, the logit probes' scales β, γ and the
-    bias probes' scale γ_c (all 1 in the exact modes)."""
+    """The probe plan: Theorem 4.1's pivot and shifts; the logit probes' first scale β, the
+    smallest β a probe was re-asked at, the smallest γ of a row; the bias probes' smallest scale
+    γ_c (all 1 in the exact modes); and how many probes float mode re-asked at a smaller scale."""
 
     pivot: int
     shifts: tuple
     beta: str
     gamma: str
     gamma_c: str
+    smallest_beta: str
+    rescaled: int
+
+    def rows(self, result) -> list:
+        if not self.rescaled:
+            return []
+        return [("scales", f"{self.rescaled} probes re-asked at a smaller scale (their logits lay beyond ±3), "
+                           f"so {result.queries} queries = d² + 2d + 1 + {self.rescaled}")]
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
@@ -274,7 +382,8 @@ SPEC = (
         unchecked=lambda conditions: ("among single heads with biases",),
         model_class=lambda conditions: "a single head with biases",
         options=(
-            registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| and |c_i|", default="1024"),
+            registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| and |c_i| (fixed probe scales; "
+                            "default: adaptive scales, re-asking a saturated probe at a smaller scale)"),
         ),
         command="single-head",
         method="biased",
