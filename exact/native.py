@@ -18,7 +18,11 @@ module's precision:
   the chain of products, sums and the softmax (``γ = (4d + 16)·2⁻⁵³``, ``M(X)`` the same
   computation on absolute values); float mode and the noisy learners use it.
 * **float32**: the same bound with ``2⁻²⁴``: the answers form a rounding oracle, and the
-  noisy learners certify their bound from it.
+  noisy learners certify their bound from it.  Half-precision modules are refused: their
+  narrow exponent range lets the learners' small probe tokens underflow, which a relative
+  bound does not cover.
+
+The readout is applied in float64 to the module's output, exactly as given.
 * **bit-exact**: a float64 module whose merged parameters lie on a declared grid (say
   float32) is learned exactly in certified mode with that grid.
 
@@ -193,13 +197,16 @@ class TorchOracle(BaseOracle):
         super().__init__(mha.embed_dim, budget=budget)
         self._mha = mha
         self.dtype = mha.in_proj_weight.dtype
-        if self.dtype not in (torch.float32, torch.float64):
-            raise InvalidArgument(f"mha: expected a float32 or float64 module, got {self.dtype}; cast it with "
-                                  "mha.to(torch.float32), or learn it as a rounding oracle through a CallableOracle")
-        self._readout = torch.as_tensor(wt.w, dtype=self.dtype)
+        units = {torch.float64: 2.0**-53, torch.float32: 2.0**-24}
+        if self.dtype not in units:
+            raise InvalidArgument(
+                f"mha: expected a float32 or float64 module, got {self.dtype}: the derived rounding bound does not "
+                "cover half precision, whose narrow exponent range lets small tokens and products underflow (the "
+                "learners' probes are small); cast it with mha.to(torch.float32), or wrap it in a CallableOracle "
+                "with the accuracy it really meets")
+        self._readout = torch.as_tensor(wt.w, dtype=torch.float64)  # the readout as given, applied in float64
         self._weights = wt
-        unit = 2.0**-53 if self.dtype == torch.float64 else 2.0**-24
-        self._gamma = (4 * self.d + 16) * unit
+        self._gamma = (4 * self.d + 16) * units[self.dtype]
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         """One batched module call per sequence length (the module sees each query on its own)."""
@@ -215,8 +222,8 @@ class TorchOracle(BaseOracle):
             query = x[:, -1:] if first else x[-1:]
             with torch.no_grad():
                 o, _ = self._mha(query, x, x, need_weights=False)
-                last = o[:, 0] if first else o[0]
-                ys = (last * self._readout).sum(dim=-1).to(torch.float64).cpu().numpy()
+                last = (o[:, 0] if first else o[0]).to(torch.float64)
+                ys = (last * self._readout).sum(dim=-1).cpu().numpy()
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")

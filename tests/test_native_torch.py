@@ -181,10 +181,23 @@ def test_several_heads_with_biases_have_no_native_model_yet():
         native_head(mha, torch.ones(4))
 
 
-def test_half_precision_modules_are_refused_with_the_way_out():
-    mha = torch.nn.MultiheadAttention(4, 1, dtype=torch.float16).eval()
-    with pytest.raises(InvalidArgument, match="float32 or float64 module, got torch.float16"):
-        TorchOracle(mha, torch.ones(4, dtype=torch.float16))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_modules_are_refused_with_the_way_out(dtype):
+    """A float16 module's answers to the noisy learner's probes (tokens near 1e-15) exceed the
+    relative rounding bound threefold: the tokens underflow.  So the oracle refuses them."""
+    mha = torch.nn.MultiheadAttention(4, 1, dtype=dtype).eval()
+    with pytest.raises(InvalidArgument, match=r"expected a float32 or float64 module.*underflow.*mha.to\(torch.float32\)"):
+        TorchOracle(mha, torch.ones(4, dtype=dtype))
+
+
+def test_a_float32_module_with_a_float64_readout_is_read_out_as_given():
+    mha, _ = _mha(5, bias=False, dtype=torch.float32, seed=2)
+    w = torch.tensor([0.1, -0.3, 1 / 3, 2.0, 1e-9], dtype=torch.float64)  # not float32 numbers
+    truth = native_model(mha, w)
+    X = Sequence.from_rows([[0.5, -1, 0, 2, 1], [1, 1, -0.25, 0, 3]])
+    y = TorchOracle(mha, w).query(X)
+    lo, hi = ball_interval(truth.exact(X).ball(200))
+    assert max(lo - float(y), float(y) - hi, 0) <= y.error
 
 
 def test_the_command_line_learns_a_users_module(tmp_path, monkeypatch, capsys):
