@@ -48,7 +48,7 @@ from .models import SingleHead
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
-__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box"]
+__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box", "causal_prefix_answers"]
 
 
 def _torch():
@@ -298,3 +298,46 @@ def torch_black_box(text: str) -> tuple:
     except InvalidArgument:
         truth = None
     return oracle, truth
+
+
+def causal_prefix_answers(mha, readout, X) -> np.ndarray:
+    """``[f(X[:1]), f(X[:2]), …, f(X)]`` from one causal forward pass of the module.
+
+    Causal self-attention over the whole sequence lets position ``i`` attend to tokens
+    ``0..i`` with ``x_i`` as its query: its output, read out by ``w``, is exactly the black
+    box's answer to the prefix ``X[:i+1]``.  So one pass answers ``N`` prefix queries (each is
+    still one query of the model; this function is the batch, not an oracle).
+
+    The mask is built here.  Note that ``scaled_dot_product_attention(q, k, v, is_causal=True)``
+    aligns its mask top-left: with a single query row (the oracle's own call) the query sees
+    only the first key, a different function (``torch.nn.attention.bias.causal_lower_right``
+    is the alignment that gives ``f``); ``nn.MultiheadAttention`` itself needs an explicit
+    ``attn_mask`` with ``is_causal``.  Positional encodings, if the model has them, are outside
+    the model ``f``: add them to the tokens before asking.
+
+    Examples
+    --------
+    >>> import torch
+    >>> torch.manual_seed(1) and None
+    >>> mha = torch.nn.MultiheadAttention(3, 1, dtype=torch.float64).eval()
+    >>> w = torch.randn(3, dtype=torch.float64)
+    >>> X = np.random.default_rng(0).standard_normal((4, 3))
+    >>> ys = causal_prefix_answers(mha, w, X)
+    >>> o = TorchOracle(mha, w)
+    >>> bool(all(abs(y - float(o.query(X[: i + 1]))) <= 1e-12 for i, y in enumerate(ys)))
+    True
+    """
+    torch = _torch()
+    wt = _weights(mha, readout)
+    dtype = mha.in_proj_weight.dtype
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim != 2 or Xa.shape[1] != wt.d:
+        raise ShapeError(f"X: expected shape (N, {wt.d}), got {Xa.shape}")
+    n = Xa.shape[0]
+    mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True: not attended
+    x = torch.as_tensor(Xa, dtype=dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    with torch.no_grad():
+        out, _ = mha(x, x, x, attn_mask=mask, need_weights=False)
+    rows = (out[0] if mha.batch_first else out[:, 0]).to(torch.float64)
+    return (rows * torch.as_tensor(wt.w, dtype=torch.float64)).sum(dim=-1).cpu().numpy()

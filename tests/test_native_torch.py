@@ -266,3 +266,30 @@ def test_a_batched_function_must_return_one_answer_per_sequence():
         oracle.query_batch([[[1, 0]], [[0, 1]]])
     with pytest.raises(InvalidArgument, match="batched function takes numpy inputs"):
         CallableOracle(lambda X: 0, d=2, accuracy=0, inputs="fractions", batched=True)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_one_causal_pass_answers_every_prefix(batch_first):
+    from exact.native import causal_prefix_answers
+
+    mha, w = _mha(5, batch_first=batch_first, seed=4)
+    truth = native_model(mha, w)
+    X = np.random.default_rng(1).standard_normal((6, 5))
+    ys = causal_prefix_answers(mha, w, X)
+    assert len(ys) == 6
+    for i, y in enumerate(ys):
+        lo, hi = ball_interval(truth.exact(Sequence.from_rows(X[: i + 1].tolist())).ball(200))
+        assert float(lo) - 1e-12 <= y <= float(hi) + 1e-12
+
+
+def test_torch_top_left_causal_mask_is_another_function():
+    """The alignment the docs warn about: with one query row, is_causal=True attends to the first key only."""
+    import torch.nn.functional as F
+    from torch.nn.attention.bias import causal_lower_right
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, n, 4, dtype=torch.float64, generator=g) for n in (1, 3, 3))
+    top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert torch.equal(top_left[0, 0, 0], v[0, 0, 0])
+    assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(1, 3)),
+                          F.scaled_dot_product_attention(q, k, v))
