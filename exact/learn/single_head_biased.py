@@ -27,7 +27,6 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-
 from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import CertificateInvalid, NotIdentifiable
