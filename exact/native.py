@@ -269,22 +269,9 @@ def torch_black_box(text: str) -> tuple:
 
     This is how ``learn ... --torch MODULE:ATTR`` loads a user's module.
     """
-    import importlib
-    import os
-    import sys
+    from .userload import load_callable
 
-    module_name, sep, attr = text.partition(":")
-    if not sep or not module_name or not attr:
-        raise InvalidArgument(f"--torch: expected MODULE:ATTR, got {text!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise InvalidArgument(f"--torch: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
-    make = getattr(module, attr, None)
-    if not callable(make):
-        raise InvalidArgument(f"--torch: {module_name!r} has no callable {attr!r}")
+    make = load_callable(text, option="--torch")
     try:
         got = make()
     except Exception as e:
