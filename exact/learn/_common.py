@@ -26,7 +26,8 @@ def ask_rescaled(run, seqs: list, meas: list, rebuild: Callable[[int], tuple]) -
     logit lies outside ±:data:`LOGIT_CAP` asked again as ``rebuild(i) -> (sequence, measurement)``
     (a smaller scale) until it lies inside, at most :data:`MAX_RESCALES` rounds; and how many
     queries were asked again.  ``seqs`` and ``meas`` are updated in place.  A probe still outside
-    after the last round is left to the arithmetic, which refuses it with its cause."""
+    after the last round, or whose softmax weight lies far outside [0, 1] (no head gives that at any
+    scale), is left to the arithmetic, which refuses it with its cause."""
     answers = list(run.ask(seqs))
     lo, hi = 1 / (1 + math.exp(LOGIT_CAP)), 1 / (1 + math.exp(-LOGIT_CAP))
     again = 0
@@ -36,7 +37,10 @@ def ask_rescaled(run, seqs: list, meas: list, rebuild: Callable[[int], tuple]) -
         slope = np.array([float(m.slope) for m in meas])
         with np.errstate(divide="ignore", invalid="ignore"):
             alpha = (y - base) / slope
-        bad = [int(i) for i in np.flatnonzero(~((alpha > lo) & (alpha < hi)))]
+        # saturated (near 0 or 1), not far outside [0, 1]: no head answers that, and a smaller scale
+        # cannot help; the arithmetic refuses it, naming the likely causes
+        near = (alpha > -0.25) & (alpha < 1.25)
+        bad = [int(i) for i in np.flatnonzero(near & ~((alpha > lo) & (alpha < hi)))]
         if not bad:
             break
         run.require(len(bad), "re-scaled probes")
