@@ -17,8 +17,10 @@ through ``‖C⁻¹Z‖`` and ``‖YC⁻¹‖``).  The estimate is refused when 
 Theorem 4.1 (a probe whose logit lies beyond ±3 is asked again at a quarter of its scale).
 
 Without ``rank`` the sketch grows a column at a time, and the rank is where the singular
-values of ``Y`` drop below the noise: ``σ_{r+1} <= 1000·‖U⁻¹‖₂‖δT‖_F`` while ``σ_r`` is above
-it; the gap ``σ_r/σ_{r+1}`` is reported.  The extra column is kept (``B`` has ``r + 1``
+values of ``Y`` drop below the noise with a gap: ``σ_{r+1} <= ‖U⁻¹‖₂‖δT‖_F`` and
+``σ_r >= 1000·σ_{r+1}`` (small singular values of ``W`` itself, within the noise bound but
+without such a gap, keep the sketch growing); the gap ``σ_r/σ_{r+1}`` is reported, and the
+estimate adds the part of ``W`` the left-out singular value could hold.  The extra column is kept (``B`` has ``r + 1``
 columns, so ``J`` has ``r + 1`` rows), which makes the count ``2rd − r² + 2d − r``, as for
 the exact learner.
 """
@@ -44,6 +46,9 @@ __all__ = ["learn_low_rank_float", "LowRankFloatDetails"]
 
 #: A first-order estimate above this fraction of ‖W‖_F is refused: second-order terms may dominate.
 TRUST = 1e-3
+#: Without a rank, the sketch stops growing at a column whose singular value is within the noise
+#: and at least this factor below the one before.
+GAP = 1e3
 _START = Fraction(1, 2)  # the first probe scale β = γ (that of |W_ij| <= 1)
 
 
@@ -143,6 +148,7 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
     t_cols: list = []
     e_cols: list = []
     gap = None
+    truncated = 0.0  # the singular value left out when the rank is found
 
     def add(n: int) -> None:
         new = [column() for _ in range(n)]
@@ -161,10 +167,17 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
             add(1)
             Y = Uinv @ np.array(t_cols).T
             s = np.linalg.svd(Y, compute_uv=False)
-            noise = 1000 * float(np.linalg.norm(np.array(e_cols))) * float(np.linalg.norm(Uinv, 2))
-            if s[-1] <= noise or len(cols) == d:
-                r = len(cols) - 1 if s[-1] <= noise else d
-                gap = float(s[r - 1] / max(s[r], 1e-300)) if 0 < r < len(cols) else None
+            c = len(cols)
+            noise = float(np.linalg.norm(np.array(e_cols))) * float(np.linalg.norm(Uinv, 2))
+            # the new column adds nothing: its singular value is within the noise, and far below the
+            # one before (a gap of GAP at least; small singular values of W itself have no such gap)
+            if s[-1] <= noise and (c == 1 or s[-2] >= GAP * s[-1]):
+                r = c - 1
+                gap = float(s[-2] / max(s[-1], 1e-300)) if c > 1 else None
+                truncated = float(s[-1])
+                break
+            if c == d:
+                r, truncated = d, 0.0
                 break
     if r == 0:
         model = SingleHead([[0] * d] * d, v)
@@ -172,7 +185,7 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
                                 rescaled=probes.rescaled)
     T = np.array(t_cols).T  # d × c: c = r, or r + 1 when the rank was found (the last column adds nothing)
     c = T.shape[1]
-    dT = float(np.linalg.norm(np.array(e_cols)))
+    eT = np.array(e_cols).T  # entrywise first-order errors of T
     B = np.array([[float(x) for x in b] for b in cols]).T  # d × c
     P = _greedy_rows(T.T, r)  # r columns of T spanning its range
     K = _greedy_rows(T[:, P], r)
@@ -181,7 +194,7 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
     basis = {j: [Fraction(int(i == j)) for i in range(d)] for j in Jc}
     zc, dzc = probes.measure([(k, basis[j]) for k in K for j in Jc]) if Jc else (np.zeros(0), np.zeros(0))
     Zc = zc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
-    dZc = float(np.linalg.norm(dzc))
+    eZc = dzc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
     C = T[np.ix_(K, P)]
     BJ, BJc = B[J, :], B[Jc, :]
     ZJ = np.linalg.solve(BJ.T, (T[K, :] - Zc @ BJc).T).T  # Z B = T[K, :], solved for the columns J
@@ -192,9 +205,16 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
     YCinv = np.linalg.solve(C.T, Y.T).T
     W = Y @ CinvZ
     n2 = lambda M: float(np.linalg.norm(M, 2)) if M.size else 0.0  # noqa: E731
-    dZ = dZc + (dT + dZc * n2(BJc)) * n2(np.linalg.inv(BJ))
-    est = n2(Uinv) * dT * n2(CinvZ) + n2(YCinv) * dT * n2(CinvZ) + n2(YCinv) * dZ
-    est = est + max(v_err, default=0.0)
+    # first order, entrywise (|·| of a matrix is its entries' absolute values):
+    # |δZ_J| <= (|δT_K| + |δZ_J̄||B_J̄|)|B_J⁻¹|,  |δW| <= |U⁻¹||δT_P||C⁻¹Z| + |YC⁻¹||δC||C⁻¹Z| + |YC⁻¹||δZ|
+    A = np.abs
+    eZ = np.zeros((r, d))
+    eZ[:, Jc] = eZc
+    eZ[:, J] = (A(eT[K, :]) + A(eZc) @ A(BJc)) @ A(np.linalg.inv(BJ))
+    eW = (A(Uinv) @ A(eT[:, P]) @ A(CinvZ) + A(YCinv) @ A(eT[np.ix_(K, P)]) @ A(CinvZ) + A(YCinv) @ eZ)
+    est = float(eW.max())
+    # a rank found by a gap leaves out the last singular value: W's part along it, through the sketch
+    est = est + max(v_err, default=0.0) + truncated * float(np.linalg.norm(U, 2)) * n2(np.linalg.pinv(B))
     cond = float(np.linalg.cond(C))
     norm = float(np.linalg.norm(W))
     if not np.isfinite(W).all() or not np.isfinite(est) or est > TRUST * max(norm, 1e-300):
