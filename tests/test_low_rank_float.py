@@ -79,3 +79,18 @@ def test_a_real_torch_head_of_low_rank_is_learned():
     except ExactAttentionError as e:  # pragma: no cover - reported if it happens
         pytest.fail(f"rank not found: {e}")
     assert found.details.rank == r
+
+
+def test_a_small_singular_value_of_w_is_not_taken_for_noise():
+    """Singular values of W spread over 10^4 (all far above float64's noise, some within the
+    oracle's loose worst-case bound): the rank is found only at a real gap, never cut short."""
+    rng = np.random.default_rng(7)
+    d, r = 24, 6
+    Qa, _ = np.linalg.qr(rng.standard_normal((d, r)))
+    Qb, _ = np.linalg.qr(rng.standard_normal((d, r)))
+    W = Qa @ np.diag(np.logspace(0, -4, r)) @ Qb.T
+    truth = SingleHead(W.tolist(), rng.standard_normal(d).tolist())
+    res = learn_low_rank(FloatOracle(truth), mode="float", seed=3)
+    assert res.details.rank == r and res.details.gap > 1e6
+    err = np.abs(np.array(res.model.to_numpy()[0]) - W).max()
+    assert err <= res.error_estimate and _rel(res, truth) <= 1e-9
