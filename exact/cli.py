@@ -293,9 +293,8 @@ def _choose(args):
 
 def _callable_oracle(args):
     """``--oracle MODULE:CALLABLE``: import the user's function by name (running its module) and wrap it."""
-    import importlib
+    from .userload import load_callable
 
-    module_name, _, attr = args.oracle.partition(":")
     if args.model is not None:
         raise InvalidArgument("--oracle MODULE:CALLABLE: the black box is that function; --model does not apply")
     if args.noise is not None or args.noise_seed is not None:
@@ -304,15 +303,7 @@ def _callable_oracle(args):
         raise InvalidArgument("--oracle MODULE:CALLABLE: needs --d, the token dimension")
     if (args.accuracy is None) == (args.noise_bound is None):
         raise InvalidArgument("--oracle MODULE:CALLABLE: needs exactly one of --accuracy and --noise-bound")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise InvalidArgument(f"--oracle: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
-    fn = getattr(module, attr, None)
-    if not callable(fn):
-        raise InvalidArgument(f"--oracle: {module_name!r} has no callable {attr!r}")
+    fn = load_callable(args.oracle, option="--oracle")
     accuracy = args.accuracy if args.accuracy is not None else args.noise_bound
     return CallableOracle(fn, d=args.oracle_d, accuracy=accuracy, batched=args.batched)
 

@@ -18,7 +18,11 @@ module's precision:
   the chain of products, sums and the softmax (``γ = (4d + 16)·2⁻⁵³``, ``M(X)`` the same
   computation on absolute values); float mode and the noisy learners use it.
 * **float32**: the same bound with ``2⁻²⁴``: the answers form a rounding oracle, and the
-  noisy learners certify their bound from it.
+  noisy learners certify their bound from it.  Half-precision modules are refused: their
+  narrow exponent range lets the learners' small probe tokens underflow, which a relative
+  bound does not cover.
+
+The readout is applied in float64 to the module's output, exactly as given.
 * **bit-exact**: a float64 module whose merged parameters lie on a declared grid (say
   float32) is learned exactly in certified mode with that grid.
 
@@ -44,7 +48,7 @@ from .models import SingleHead
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
-__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box"]
+__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box", "causal_prefix_answers"]
 
 
 def _torch():
@@ -193,13 +197,16 @@ class TorchOracle(BaseOracle):
         super().__init__(mha.embed_dim, budget=budget)
         self._mha = mha
         self.dtype = mha.in_proj_weight.dtype
-        if self.dtype not in (torch.float32, torch.float64):
-            raise InvalidArgument(f"mha: expected a float32 or float64 module, got {self.dtype}; cast it with "
-                                  "mha.to(torch.float32), or learn it as a rounding oracle through a CallableOracle")
-        self._readout = torch.as_tensor(wt.w, dtype=self.dtype)
+        units = {torch.float64: 2.0**-53, torch.float32: 2.0**-24}
+        if self.dtype not in units:
+            raise InvalidArgument(
+                f"mha: expected a float32 or float64 module, got {self.dtype}: the derived rounding bound does not "
+                "cover half precision, whose narrow exponent range lets small tokens and products underflow (the "
+                "learners' probes are small); cast it with mha.to(torch.float32), or wrap it in a CallableOracle "
+                "with the accuracy it really meets")
+        self._readout = torch.as_tensor(wt.w, dtype=torch.float64)  # the readout as given, applied in float64
         self._weights = wt
-        unit = 2.0**-53 if self.dtype == torch.float64 else 2.0**-24
-        self._gamma = (4 * self.d + 16) * unit
+        self._gamma = (4 * self.d + 16) * units[self.dtype]
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         """One batched module call per sequence length (the module sees each query on its own)."""
@@ -215,8 +222,8 @@ class TorchOracle(BaseOracle):
             query = x[:, -1:] if first else x[-1:]
             with torch.no_grad():
                 o, _ = self._mha(query, x, x, need_weights=False)
-                last = o[:, 0] if first else o[0]
-                ys = (last * self._readout).sum(dim=-1).to(torch.float64).cpu().numpy()
+                last = (o[:, 0] if first else o[0]).to(torch.float64)
+                ys = (last * self._readout).sum(dim=-1).cpu().numpy()
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
@@ -262,22 +269,9 @@ def torch_black_box(text: str) -> tuple:
 
     This is how ``learn ... --torch MODULE:ATTR`` loads a user's module.
     """
-    import importlib
-    import os
-    import sys
+    from .userload import load_callable
 
-    module_name, sep, attr = text.partition(":")
-    if not sep or not module_name or not attr:
-        raise InvalidArgument(f"--torch: expected MODULE:ATTR, got {text!r}")
-    if os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # as pytest and uvicorn do: modules of the working directory
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as e:
-        raise InvalidArgument(f"--torch: cannot import module {module_name!r}: {type(e).__name__}: {e}"[:280]) from None
-    make = getattr(module, attr, None)
-    if not callable(make):
-        raise InvalidArgument(f"--torch: {module_name!r} has no callable {attr!r}")
+    make = load_callable(text, option="--torch")
     try:
         got = make()
     except Exception as e:
@@ -291,3 +285,46 @@ def torch_black_box(text: str) -> tuple:
     except InvalidArgument:
         truth = None
     return oracle, truth
+
+
+def causal_prefix_answers(mha, readout, X) -> np.ndarray:
+    """``[f(X[:1]), f(X[:2]), …, f(X)]`` from one causal forward pass of the module.
+
+    Causal self-attention over the whole sequence lets position ``i`` attend to tokens
+    ``0..i`` with ``x_i`` as its query: its output, read out by ``w``, is exactly the black
+    box's answer to the prefix ``X[:i+1]``.  So one pass answers ``N`` prefix queries (each is
+    still one query of the model; this function is the batch, not an oracle).
+
+    The mask is built here.  Note that ``scaled_dot_product_attention(q, k, v, is_causal=True)``
+    aligns its mask top-left: with a single query row (the oracle's own call) the query sees
+    only the first key, a different function (``torch.nn.attention.bias.causal_lower_right``
+    is the alignment that gives ``f``); ``nn.MultiheadAttention`` itself needs an explicit
+    ``attn_mask`` with ``is_causal``.  Positional encodings, if the model has them, are outside
+    the model ``f``: add them to the tokens before asking.
+
+    Examples
+    --------
+    >>> import torch
+    >>> torch.manual_seed(1) and None
+    >>> mha = torch.nn.MultiheadAttention(3, 1, dtype=torch.float64).eval()
+    >>> w = torch.randn(3, dtype=torch.float64)
+    >>> X = np.random.default_rng(0).standard_normal((4, 3))
+    >>> ys = causal_prefix_answers(mha, w, X)
+    >>> o = TorchOracle(mha, w)
+    >>> bool(all(abs(y - float(o.query(X[: i + 1]))) <= 1e-12 for i, y in enumerate(ys)))
+    True
+    """
+    torch = _torch()
+    wt = _weights(mha, readout)
+    dtype = mha.in_proj_weight.dtype
+    Xa = np.asarray(X, dtype=np.float64)
+    if Xa.ndim != 2 or Xa.shape[1] != wt.d:
+        raise ShapeError(f"X: expected shape (N, {wt.d}), got {Xa.shape}")
+    n = Xa.shape[0]
+    mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True: not attended
+    x = torch.as_tensor(Xa, dtype=dtype)
+    x = x[None] if mha.batch_first else x[:, None]
+    with torch.no_grad():
+        out, _ = mha(x, x, x, attn_mask=mask, need_weights=False)
+    rows = (out[0] if mha.batch_first else out[:, 0]).to(torch.float64)
+    return (rows * torch.as_tensor(wt.w, dtype=torch.float64)).sum(dim=-1).cpu().numpy()

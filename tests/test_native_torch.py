@@ -181,10 +181,23 @@ def test_several_heads_with_biases_have_no_native_model_yet():
         native_head(mha, torch.ones(4))
 
 
-def test_half_precision_modules_are_refused_with_the_way_out():
-    mha = torch.nn.MultiheadAttention(4, 1, dtype=torch.float16).eval()
-    with pytest.raises(InvalidArgument, match="float32 or float64 module, got torch.float16"):
-        TorchOracle(mha, torch.ones(4, dtype=torch.float16))
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_modules_are_refused_with_the_way_out(dtype):
+    """A float16 module's answers to the noisy learner's probes (tokens near 1e-15) exceed the
+    relative rounding bound threefold: the tokens underflow.  So the oracle refuses them."""
+    mha = torch.nn.MultiheadAttention(4, 1, dtype=dtype).eval()
+    with pytest.raises(InvalidArgument, match=r"expected a float32 or float64 module.*underflow.*mha.to\(torch.float32\)"):
+        TorchOracle(mha, torch.ones(4, dtype=dtype))
+
+
+def test_a_float32_module_with_a_float64_readout_is_read_out_as_given():
+    mha, _ = _mha(5, bias=False, dtype=torch.float32, seed=2)
+    w = torch.tensor([0.1, -0.3, 1 / 3, 2.0, 1e-9], dtype=torch.float64)  # not float32 numbers
+    truth = native_model(mha, w)
+    X = Sequence.from_rows([[0.5, -1, 0, 2, 1], [1, 1, -0.25, 0, 3]])
+    y = TorchOracle(mha, w).query(X)
+    lo, hi = ball_interval(truth.exact(X).ball(200))
+    assert max(lo - float(y), float(y) - hi, 0) <= y.error
 
 
 def test_the_command_line_learns_a_users_module(tmp_path, monkeypatch, capsys):
@@ -253,3 +266,30 @@ def test_a_batched_function_must_return_one_answer_per_sequence():
         oracle.query_batch([[[1, 0]], [[0, 1]]])
     with pytest.raises(InvalidArgument, match="batched function takes numpy inputs"):
         CallableOracle(lambda X: 0, d=2, accuracy=0, inputs="fractions", batched=True)
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_one_causal_pass_answers_every_prefix(batch_first):
+    from exact.native import causal_prefix_answers
+
+    mha, w = _mha(5, batch_first=batch_first, seed=4)
+    truth = native_model(mha, w)
+    X = np.random.default_rng(1).standard_normal((6, 5))
+    ys = causal_prefix_answers(mha, w, X)
+    assert len(ys) == 6
+    for i, y in enumerate(ys):
+        lo, hi = ball_interval(truth.exact(Sequence.from_rows(X[: i + 1].tolist())).ball(200))
+        assert float(lo) - 1e-12 <= y <= float(hi) + 1e-12
+
+
+def test_torch_top_left_causal_mask_is_another_function():
+    """The alignment the docs warn about: with one query row, is_causal=True attends to the first key only."""
+    import torch.nn.functional as F
+    from torch.nn.attention.bias import causal_lower_right
+
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, n, 4, dtype=torch.float64, generator=g) for n in (1, 3, 3))
+    top_left = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    assert torch.equal(top_left[0, 0, 0], v[0, 0, 0])
+    assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(1, 3)),
+                          F.scaled_dot_product_attention(q, k, v))

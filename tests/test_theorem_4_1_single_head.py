@@ -55,13 +55,17 @@ def _max_error(r, model) -> float:
 
 
 def _assert_counts(r, oracle, d: int) -> None:
-    """The learner's own d² + d queries, then exactly 2 verification queries of lengths 3 and 4."""
-    assert r.queries == d * d + d == single_head_query_count(d)
+    """The learner's own d² + d queries (and, in adaptive float mode, one more for each probe asked
+    again at a smaller scale), then exactly 2 verification queries of lengths 3 and 4."""
+    extra = r.details.rescaled
+    assert extra == 0 or r.mode == "float"
+    assert r.queries == d * d + d + extra == single_head_query_count(d) + extra
     assert r.verification_queries == CHECKS
     assert oracle.count == r.queries + r.verification_queries == r.total_queries
     lengths = [q.X.length for q in oracle.transcript]
-    assert lengths[: d * d + d].count(1) == d and lengths[: d * d + d].count(2) == d * d
-    assert lengths[d * d + d :] == [3, 4]
+    n = d * d + d + extra
+    assert lengths[:n].count(1) == d and lengths[:n].count(2) == d * d + extra
+    assert lengths[n:] == [3, 4]
     assert r.max_length == 2  # the learner's own longest query; the checks are longer
     assert r.details["checks"]["queries"] == CHECKS and r.details["checks"]["lengths"] == (3, 4)
     assert isinstance(r.details["checks"]["seed"], int)
@@ -142,11 +146,13 @@ def test_huge_entries(arithmetic):
 def test_entries_up_to_a_million(arithmetic):
     model = SingleHead([[10**6, -999_999], ["-1000000/7", 3]], ["1/3", -2])
     if arithmetic == "float":
-        # float64 cannot hold a logit of 10^6 at the default probe scale: refused, never guessed
+        # float64 cannot hold a logit of 10^6 at a fixed small probe scale: refused, never guessed
         with pytest.raises(PrecisionInsufficient, match="saturated"):
-            learn_single_head(FloatOracle(model), mode="float")
+            learn_single_head(FloatOracle(model), mode="float", w_bound=1)
         r = _check(model, "float", w_bound=2 * 10**6)  # probes scaled for |W_ij| <= 2e6
-        assert r.error_estimate < 1
+        assert r.error_estimate < 1 and r.details.rescaled == 0
+        adaptive = _check(model, "float")  # the default: saturated probes asked again, smaller
+        assert adaptive.details.rescaled > 0 and adaptive.error_estimate < 1
         return
     r = _check(model, arithmetic)
     if arithmetic == "certified":
@@ -596,7 +602,7 @@ def test_the_command_line_and_the_api_share_the_float_mode_default_w_bound():
 
     option = {o.name: o for o in registry.get("single-head").options}["w_bound"]
     default = inspect.signature(learn_single_head).parameters["w_bound"].default
-    assert Fraction(option.default) == default == 1024  # the docstring's and README's figure
+    assert option.default is None and default is None  # adaptive scales, as the docstring says
 
 
 def test_a_certificate_for_a_head_with_v_zero_fails_as_non_identifying():

@@ -168,8 +168,9 @@ def _rel_error(result, model: SingleHead) -> float:
     return float(np.linalg.norm(Wh - W) / np.linalg.norm(W))
 
 
-def test_the_fixture_covers_every_mode_of_the_sketch_learner():
-    assert registry.get("low-rank").modes == EXACT_ARITHMETICS
+def test_the_fixture_covers_every_exact_mode_of_the_sketch_learner():
+    """The exact modes are tested here with the fixture; float mode in tests/test_low_rank_float.py."""
+    assert registry.get("low-rank").modes == EXACT_ARITHMETICS + ("float",)
 
 
 # -- exact recovery, rank given ----------------------------------------------------------
@@ -592,24 +593,20 @@ def test_a_fixed_public_seed_can_be_targeted_which_is_why_the_default_is_fresh()
 # -- errors -------------------------------------------------------------------------------------
 
 
-def test_float_mode_and_approximate_oracles_are_refused():
+def test_an_approximate_oracle_is_refused_in_the_exact_modes_before_any_query():
+    """Float mode runs the same plan (tests/test_low_rank_float.py); the exact modes need exact answers."""
     model = SingleHead.random(4, seed=1, rank=1)
-    oracle = ExactOracle(model)
-    for rank in (1, None):
-        with pytest.raises(InvalidArgument, match="^learn_low_rank is exact"):
-            learn_low_rank(oracle, rank=rank, mode="float")
-    assert oracle.count == 0
     float_oracle = FloatOracle(model)
     callable_oracle = CallableOracle(lambda X: 0.5, d=4, accuracy="1e-12")
     for approx in (float_oracle, callable_oracle):
-        for mode in (None, "certified", "float"):
-            with pytest.raises(InvalidArgument, match="^learn_low_rank is exact.*use learn_low_rank_cs"):
+        for mode in ("certified", "symbolic"):
+            with pytest.raises(InvalidArgument, match="^learn_low_rank: an approximate oracle is learned in mode='float'"):
                 learn_low_rank(approx, rank=1, mode=mode)
         assert approx.count == 0
 
 
 @pytest.mark.parametrize("kw,match", [
-    (dict(rank=1, mode="exactish"), r"^mode: learner 'low-rank' runs in 'certified', 'symbolic', got 'exactish'$"),
+    (dict(rank=1, mode="exactish"), r"^mode: learner 'low-rank' runs in 'certified', 'symbolic', 'float', got 'exactish'$"),
     (dict(rank=1, seed=-1), r"^seed: expected a non-negative integer or None, got -1$"),
     (dict(rank=1, seed=True), r"^seed: expected a non-negative integer or None, got True$"),
     (dict(rank=1, checks=-1), r"^checks: expected a non-negative integer, got -1$"),

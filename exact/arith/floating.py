@@ -85,6 +85,18 @@ class FloatArithmetic(Arithmetic):
         self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
         names: Names | None,
     ) -> list[float]:
+        t, dt = self.logits(answers, measurements)
+        out: list[float] = []
+        errs: list[float] = []
+        for combo in combos:
+            out.append(float(sum(c * t[m] for c, m in combo)))
+            errs.append(float(sum(abs(c) * dt[m] for c, m in combo)))
+        self._max_error = max(self._max_error, max(errs, default=0.0))
+        return out
+
+    def logits(self, answers: Sequence[Answer], measurements: Sequence[Measurement]) -> tuple[np.ndarray, np.ndarray]:
+        """Each logit ``ℓ_m / scale_m`` and its first-order error, as float64 arrays (refusing an answer
+        outside what a head gives, and a saturated one)."""
         y = _floats(answers)
         memo: dict[int, tuple[Fraction | float, float]] = {}  # id(value) -> (value, float): shared value objects
 
@@ -120,14 +132,7 @@ class FloatArithmetic(Arithmetic):
         slope_err = np.array([m.slope_err for m in measurements])
         d_alpha = (self._err(answers) + base_err + np.abs(alpha) * slope_err) / np.abs(slope)
         d_ell = d_alpha / (alpha * (1 - alpha))
-        t, dt = ell / scale, d_ell / scale
-        out: list[float] = []
-        errs: list[float] = []
-        for combo in combos:
-            out.append(float(sum(c * t[m] for c, m in combo)))
-            errs.append(float(sum(abs(c) * dt[m] for c, m in combo)))
-        self._max_error = max(self._max_error, max(errs, default=0.0))
-        return out
+        return ell / scale, d_ell / scale
 
     def errors(self) -> float:
         return self._max_error

@@ -1,11 +1,55 @@
-"""Steps shared by the single-head learners: reading ``v`` from one-token queries."""
+"""Steps shared by the single-head learners: reading ``v`` from one-token queries, and float
+mode's adaptive probe scales."""
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
 
 from ..errors import NotIdentifiable
 from ..sequences import Sequence
 
-__all__ = ["read_v"]
+__all__ = ["read_v", "ask_rescaled", "LOGIT_CAP", "MAX_RESCALES"]
+
+#: Float mode re-asks a probe at a quarter of its scale while its logit lies outside ±3 (a
+#: softmax weight outside [σ(−3), σ(3)] ≈ [0.047, 0.953] loses more than 4 bits to the flat
+#: ends of σ, and beyond them float64 saturates).
+LOGIT_CAP = 3.0
+#: At most this many rounds of re-asking (a scale 4^-12 ≈ 6·10⁻⁸ of the first).
+MAX_RESCALES = 12
+
+
+def ask_rescaled(run, seqs: list, meas: list, rebuild: Callable[[int], tuple]) -> tuple[list, int]:
+    """The answers to ``seqs`` (logit probes with measurements ``meas``), with every probe whose
+    logit lies outside ±:data:`LOGIT_CAP` asked again as ``rebuild(i) -> (sequence, measurement)``
+    (a smaller scale) until it lies inside, at most :data:`MAX_RESCALES` rounds; and how many
+    queries were asked again.  ``seqs`` and ``meas`` are updated in place.  A probe still outside
+    after the last round, or whose softmax weight lies far outside [0, 1] (no head gives that at any
+    scale), is left to the arithmetic, which refuses it with its cause."""
+    answers = list(run.ask(seqs))
+    lo, hi = 1 / (1 + math.exp(LOGIT_CAP)), 1 / (1 + math.exp(-LOGIT_CAP))
+    again = 0
+    for _ in range(MAX_RESCALES):
+        y = np.array([float(a) for a in answers])
+        base = np.array([float(m.base) for m in meas])
+        slope = np.array([float(m.slope) for m in meas])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            alpha = (y - base) / slope
+        # saturated (near 0 or 1), not far outside [0, 1]: no head answers that, and a smaller scale
+        # cannot help; the arithmetic refuses it, naming the likely causes
+        near = (alpha > -0.25) & (alpha < 1.25)
+        bad = [int(i) for i in np.flatnonzero(near & ~((alpha > lo) & (alpha < hi)))]
+        if not bad:
+            break
+        run.require(len(bad), "re-scaled probes")
+        for i in bad:
+            seqs[i], meas[i] = rebuild(i)
+        for i, a in zip(bad, run.ask([seqs[i] for i in bad])):
+            answers[i] = a
+        again += len(bad)
+    return answers, again
 
 
 def read_v(run):

@@ -250,8 +250,12 @@ def learn_low_rank(
     rank : int or None
         The assumed bound ``r`` on ``rank(W)``; ``None`` finds it (``d − r`` more
         queries).
-    mode : {"certified", "symbolic"}, optional
-        Default ``"certified"``.
+    mode : {"certified", "symbolic", "float"}, optional
+        Default ``"certified"`` for an exact oracle, ``"float"`` for an approximate one.  Float
+        mode runs the same plan on float answers, with adaptive probe scales and a first-order
+        error estimate in which the core's condition numbers enter
+        (:mod:`exact.learn.low_rank_float`); without ``rank`` it finds the rank from the
+        singular values and reports the gap.
     seed : int or None
         Seed of the generic column sketches.  ``None`` (the default) draws a fresh
         seed, so no fixed public sketch can be targeted by an adversarial ``W``; the
@@ -274,8 +278,7 @@ def learn_low_rank(
     Raises
     ------
     InvalidArgument
-        For ``mode="float"`` or an approximate oracle: the sketch learner is exact.  Use
-        :func:`learn_low_rank_cs` or :func:`learn_single_head` instead.
+        For an approximate oracle in an exact mode.
     OracleInconsistent
         If a verification query shows that ``rank(W)`` exceeds the bound, or that the
         oracle is not a single head.
@@ -297,11 +300,13 @@ def learn_low_rank(
     d = oracle_dimension(oracle)
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= d):
         raise ShapeError(f"rank: expected an integer 0 <= r <= d = {d} or None, got {rank!r}")
-    if mode == "float" or not oracle.exact:
+    if mode == "float" or (mode is None and not oracle.exact):
+        return _learn_float(oracle, rank=rank, seed=seed, checks=checks, check_seed=check_seed)
+    if not oracle.exact:
         raise InvalidArgument(
-            "learn_low_rank is exact and needs an exact oracle with mode='certified' or 'symbolic'; "
-            "for float or approximate oracles use learn_low_rank_cs, or learn_single_head with a grid; "
-            "for a noisy oracle, learn_noisy or learn_noisy_frame (certified error bounds)"
+            "learn_low_rank: an approximate oracle is learned in mode='float' (the same plan, with a first-order "
+            "error estimate); exact modes need an exact oracle. For a noisy oracle with certified bounds, use "
+            "learn_noisy or learn_noisy_frame"
         )
     if seed is None:
         seed = secrets.randbits(63)
@@ -383,6 +388,21 @@ def learn_low_rank(
                          "Q": [[format_rational(x) for x in row] for row in Qf]},
             ),
         )
+
+
+def _learn_float(oracle, *, rank, seed, checks, check_seed) -> LearnResult:
+    """Float mode: the same plan on float answers (:mod:`exact.learn.low_rank_float`)."""
+    from .low_rank_float import LowRankFloatDetails, learn_low_rank_float
+
+    if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
+        raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
+    d = oracle_dimension(oracle)
+    run = Run(SPEC, oracle, mode="float", queries=low_rank_query_count(d, rank) if rank is not None else d,
+              certify=False, checks=checks, check_seed=check_seed)
+    with run:
+        model, est, facts = learn_low_rank_float(run, rank=rank, seed=seed)
+        conditions = {"sketch_seed": facts["seed"]} | ({"rank": rank} if rank is not None else {})
+        return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts))
 
 
 @dataclass(frozen=True)
@@ -483,7 +503,7 @@ SPEC = (
         name="low-rank",
         summary="exact sketch learner for rank(W) <= r: 2rd − r² + d queries (the manifold dimension plus d)",
         model_kind="single-head",
-        modes=("certified", "symbolic"),
+        modes=("certified", "symbolic", "float"),
         learn=learn_low_rank,
         query_count=lambda d, rank=None, **conditions: low_rank_query_count(d, rank),
         count_formula="2rd − r² + d",

@@ -16,7 +16,9 @@ length 2.
 The arithmetic is a parameter (:mod:`exact.arith`): ``certified`` (default for
 exact oracles and whenever a grid is declared), ``symbolic`` or ``float``.  Exact
 modes use ``β = γ = 1``; float mode scales the tokens so logits stay within ±1
-given a bound on ``|W_ij|``.
+given a bound on ``|W_ij|``, or, by default, adaptively: it starts at the scale of
+``|W_ij| <= 1`` and asks a probe again at a quarter of its scale while its logit lies
+beyond ±3 (one more query each time).
 
 References
 ----------
@@ -41,7 +43,7 @@ from ..models import SingleHead
 from ..numbers import floor_log2, to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence
-from ._common import read_v
+from ._common import ask_rescaled, read_v
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
 
@@ -256,7 +258,7 @@ def learn_single_head(
     *,
     mode: str | None = None,
     grid=None,
-    w_bound=1024,
+    w_bound=None,
     prec: int = 64,
     max_prec: int = 1 << 23,
     certify: bool = True,
@@ -279,10 +281,13 @@ def learn_single_head(
         ``"rational:Q"``, ...).  Required for approximate oracles; without it, an
         exact oracle's answers are identified as simplest rationals and confirmed
         exactly.
-    w_bound : number
+    w_bound : number, optional
         Float mode only: assumed bound on ``|W_ij|``; probes are scaled so logits
-        stay within ±1.  Too small a bound saturates the softmax and raises
-        :class:`PrecisionInsufficient`; too large a bound costs accuracy linearly.
+        stay within ±1, with exactly ``d² + d`` queries.  Too small a bound saturates the
+        softmax and raises :class:`PrecisionInsufficient`; too large a bound costs accuracy
+        (the error grows like ``w_bound``).  Default: adaptive scales, starting at those of
+        ``w_bound = 1``; a probe whose logit lies beyond ±3 is asked again at a quarter of
+        its scale, one more query each time (``details.rescaled`` counts them).
     prec, max_prec : int
         Certified mode: starting and largest working precision in bits.  A logit
         ``L`` needs about ``|L|/ln 2`` bits.
@@ -302,7 +307,8 @@ def learn_single_head(
     Returns
     -------
     LearnResult
-        ``model`` is a :class:`SingleHead`; ``queries == d*d + d``.
+        ``model`` is a :class:`SingleHead`; ``queries == d*d + d`` (plus
+        ``details.rescaled`` in adaptive float mode).
 
     Raises
     ------
@@ -339,12 +345,17 @@ def learn_single_head(
         v, v_err = read_v(run)
 
         # Step 2: probes, chosen from v alone.
-        beta = _float_scale(w_bound) if isinstance(arith, FloatArithmetic) else Fraction(1)
+        floating = isinstance(arith, FloatArithmetic)
+        beta = _float_scale(1 if w_bound is None else w_bound) if floating else Fraction(1)
         plan = ProbePlan.choose(v, beta=beta, gamma=beta)
 
-        # Step 3: the d² logit measurements.
-        answers = run.ask(plan.sequences())
-        meas = plan.measurements(v, v_err)
+        # Step 3: the d² logit measurements (in adaptive float mode, saturated ones asked again).
+        rescaled = 0
+        if floating and w_bound is None:
+            answers, meas, rescaled = _ask_adaptive(run, plan, v, v_err)
+        else:
+            answers = run.ask(plan.sequences())
+            meas = plan.measurements(v, v_err)
         names = _ParamNames(d)
         transcript = run.transcript
         v_exact = tuple(to_fraction(x) for x in v)
@@ -369,18 +380,48 @@ def learn_single_head(
             model = build(arith.combine(answers, meas, plan.combos(), names))
         return run.finish(
             model, details=SingleHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), beta=str(plan.beta),
-                                             gamma=str(plan.gamma)),
+                                             gamma=str(plan.gamma), rescaled=rescaled),
         )
+
+
+def _ask_adaptive(run: Run, plan: ProbePlan, v, v_err) -> tuple[list, list, int]:
+    """The d² probes at the plan's scales, each asked again at a quarter of its scale
+    (β and γ halved) while its logit lies beyond ±3; the answers, measurements and re-asks."""
+    d, p = plan.d, plan.pivot
+    seqs, meas = plan.sequences(), plan.measurements(v, v_err)
+    scale = [plan.beta] * (d * d)  # β = γ of each probe
+
+    def again(i: int) -> tuple:
+        j, k = divmod(i, d)  # column-major: index(k, j) = j·d + k
+        scale[i] /= 2
+        g = scale[i]
+        top = {k: g} if not plan.shifts[k] else {k: g, p: plan.shifts[k] * g}
+        top[j] = top.get(j, Fraction(0)) + g
+        s = v[k] + plan.shifts[k] * v[p]
+        e = v_err[k] + abs(plan.shifts[k]) * v_err[p]
+        return (Sequence.sparse(d, [{a: x for a, x in top.items() if x}, {j: g}]),
+                Measurement(g * v[j], g * s, g * g, float(g) * v_err[j], float(g) * e))
+
+    answers, n = ask_rescaled(run, seqs, meas, again)
+    return answers, meas, n
 
 
 @dataclass(frozen=True)
 class SingleHeadDetails(Details):
-    """Theorem 4.1's probe plan: the pivot, the probes' pivot shifts, and the float scales β, γ."""
+    """Theorem 4.1's probe plan: the pivot, the probes' pivot shifts, the float scales β, γ, and how
+    many probes adaptive float mode asked again at a smaller scale."""
 
     pivot: int = 0
     shifts: tuple = ()
     beta: str = "1"
     gamma: str = "1"
+    rescaled: int = 0
+
+    def rows(self, result) -> list:
+        if not self.rescaled:
+            return []
+        return [("scales", f"{self.rescaled} probes re-asked at a smaller scale (their logits lay beyond ±3), "
+                           f"so {result.queries} queries = d² + d + {self.rescaled}")]
 
 
 def _check_certificate(model, transcript, conditions) -> str | None:
@@ -408,8 +449,8 @@ SPEC = (
         scope=lambda conditions: "among single heads",
         unchecked=lambda conditions: ("among single heads",),
         options=(
-            registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| (probes keep logits in ±1)",
-                            default="1024"),
+            registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| (fixed probe scales that keep "
+                            "logits in ±1; default: adaptive scales, re-asking a saturated probe at a smaller scale)"),
         ),
     )
 )

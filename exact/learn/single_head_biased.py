@@ -27,8 +27,6 @@ import math
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
-
 from .. import registry
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import CertificateInvalid, NotIdentifiable
@@ -38,6 +36,7 @@ from ..numbers import to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence
 from .details import Details
+from ._common import ask_rescaled
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
 from .single_head import ProbePlan, _float_scale
@@ -112,63 +111,10 @@ def _measurements(plan: ProbePlan, v, v_err, b, b_err) -> list[Measurement]:
         Measurement(b + m.base, m.slope, m.scale, m.base_err + b_err, m.slope_err) for m in probes]
 
 
-#: Float mode re-asks a probe at a quarter of its scale while its logit lies outside ±3 (a
-#: softmax weight outside [σ(−3), σ(3)] ≈ [0.047, 0.953] loses more than 4 bits to the slope of σ).
-_LOGIT_CAP = 3.0
-_MAX_RESCALES = 12
-
-
 def _pow2_at_most(x: float) -> Fraction:
     """The largest power of two ``<= x`` (``x > 0``), as a Fraction."""
     e = math.floor(math.log2(x))
     return Fraction(2) ** e if e >= 0 else Fraction(1, 2 ** (-e))
-
-
-@dataclass
-class _FloatProbes:
-    """Float mode's probes, each with its own scales, and the answers to them."""
-
-    run: Run
-    v: list
-    v_err: list
-    b: float
-    b_err: float
-    plan: ProbePlan
-    adaptive: bool
-    rescaled: int = 0
-
-    def slope(self, k: int) -> tuple[float, float]:
-        """``vᵀu_k`` and its error bound."""
-        p, s = self.plan.pivot, self.plan.shifts
-        return self.v[k] + s[k] * self.v[p], self.v_err[k] + abs(s[k]) * self.v_err[p]
-
-    def row(self, k: int, g: Fraction) -> dict:
-        p, s = self.plan.pivot, self.plan.shifts
-        return {k: g} if not s[k] else {k: g, p: s[k] * g}
-
-    def ask(self, seqs, meas, rebuild) -> list:
-        """The answers to ``seqs``; in adaptive mode a probe whose logit lies outside ±3 is asked
-        again by ``rebuild(i)`` (a quarter of its scale) until it lies inside."""
-        answers = list(self.run.ask(seqs))
-        for _ in range(_MAX_RESCALES if self.adaptive else 0):
-            y = np.array([float(a) for a in answers])
-            base = np.array([float(m.base) for m in meas])
-            slope = np.array([float(m.slope) for m in meas])
-            with np.errstate(divide="ignore", invalid="ignore"):
-                alpha = (y - base) / slope
-            lo, hi = 1 / (1 + math.exp(_LOGIT_CAP)), 1 / (1 + math.exp(-_LOGIT_CAP))
-            bad = [int(i) for i in np.flatnonzero(~((alpha > lo) & (alpha < hi)))]
-            if not bad:
-                break
-            self.run.require(len(bad), "re-scaled probes")
-            fresh = []
-            for i in bad:
-                seqs[i], meas[i] = rebuild(i)
-                fresh.append(seqs[i])
-            for i, a in zip(bad, self.run.ask(fresh)):
-                answers[i] = a
-            self.rescaled += len(bad)
-        return answers
 
 
 def _float_probes(run: Run, arith, v, v_err, b, b_err, w_bound) -> tuple[list, list, list, dict]:
@@ -182,21 +128,37 @@ def _float_probes(run: Run, arith, v, v_err, b, b_err, w_bound) -> tuple[list, l
     """
     d = run.d
     plan = ProbePlan.choose(v)
-    fp = _FloatProbes(run, v, v_err, b, b_err, plan, adaptive=w_bound is None)
-    beta = _float_scale(1 if w_bound is None else w_bound)
+    adaptive = w_bound is None
+    p, sh = plan.pivot, plan.shifts
+    beta = _float_scale(1 if adaptive else w_bound)
     g_c = [beta] * d
+    rescaled = 0
+
+    def slope(k: int) -> tuple:
+        return v[k] + sh[k] * v[p], v_err[k] + abs(sh[k]) * v_err[p]
+
+    def row(k: int, g: Fraction) -> dict:
+        return {k: g} if not sh[k] else {k: g, p: sh[k] * g}
 
     def c_probe(k: int) -> tuple:
         g = g_c[k]
-        s, e = fp.slope(k)
-        return (Sequence.sparse(d, [fp.row(k, g), {}]), Measurement(b, g * s, g, b_err, float(g) * e))
+        s, e = slope(k)
+        return (Sequence.sparse(d, [row(k, g), {}]), Measurement(b, g * s, g, b_err, float(g) * e))
 
     def c_again(k: int) -> tuple:
         g_c[k] /= 4
         return c_probe(k)
 
+    def ask(seqs, meas, again) -> list:
+        nonlocal rescaled
+        if not adaptive:
+            return list(run.ask(seqs))
+        answers, n = ask_rescaled(run, seqs, meas, again)
+        rescaled += n
+        return answers
+
     c_seqs, c_meas = (list(x) for x in zip(*[c_probe(k) for k in range(d)]))
-    c_answers = fp.ask(c_seqs, c_meas, c_again)
+    c_answers = ask(c_seqs, c_meas, c_again)
     uc = arith.combine(c_answers, c_meas, [[(1, k)] for k in range(d)], None)  # u_kᵀc
     gamma = [min(beta, _pow2_at_most(0.5 / abs(x))) if x else beta for x in uc]
     B = [[beta] * d for _ in range(d)]  # B[k][j]
@@ -204,9 +166,9 @@ def _float_probes(run: Run, arith, v, v_err, b, b_err, w_bound) -> tuple[list, l
     def w_probe(i: int) -> tuple:
         j, k = divmod(i, d)  # column-major, as Theorem 4.1's probes
         bb, g = B[k][j], gamma[k]
-        top = fp.row(k, g)
+        top = row(k, g)
         top[j] = top.get(j, Fraction(0)) + bb
-        s, e = fp.slope(k)
+        s, e = slope(k)
         return (Sequence.sparse(d, [{i: x for i, x in top.items() if x}, {j: bb}]),
                 Measurement(b + bb * v[j], g * s, bb * g, b_err + float(bb) * v_err[j], float(g) * e))
 
@@ -216,10 +178,10 @@ def _float_probes(run: Run, arith, v, v_err, b, b_err, w_bound) -> tuple[list, l
         return w_probe(i)
 
     w_seqs, w_meas = (list(x) for x in zip(*[w_probe(i) for i in range(d * d)]))
-    w_answers = fp.ask(w_seqs, w_meas, w_again)
+    w_answers = ask(w_seqs, w_meas, w_again)
     combos = _combos(plan, [[int(1 / B[k][j]) for j in range(d)] for k in range(d)])
     scales = {"beta": str(beta), "gamma": str(min(gamma)), "gamma_c": str(min(g_c)),
-              "smallest_beta": str(min(min(r) for r in B)), "rescaled": fp.rescaled}
+              "smallest_beta": str(min(min(r) for r in B)), "rescaled": rescaled}
     return c_answers + w_answers, c_meas + w_meas, combos, scales
 
 

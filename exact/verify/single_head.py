@@ -86,7 +86,7 @@ def _float_error(learned, truth) -> float:
 def _float_check(bound: float) -> Callable[[HeadCase], Verdict]:
     def check(case: HeadCase) -> Verdict:
         oracle = FloatOracle(case.model)
-        r = learn_single_head(oracle, mode="float")
+        r = learn_single_head(oracle, mode="float", w_bound=1024)  # Theorem 4.1's plan: fixed scales, d² + d
         err = _float_error(r.model, case.model)
         d = case.model.d
         count = SINGLE_HEAD.check(oracle.count - r.verification_queries, reported=r.queries, d=d)

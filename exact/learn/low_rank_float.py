@@ -1,0 +1,227 @@
+"""The exact sketch learner's plan, run on float answers: low-rank heads from real modules.
+
+The plan is :mod:`exact.learn.low_rank`'s, with ``2rd − r² + d`` queries: ``v`` from ``d``
+one-token queries; a column sketch ``T = U W B`` (``d·r`` queries ``[βb_c + γu_k; βb_c]``);
+``r`` rows ``K`` of ``T`` and ``r`` rows ``J`` of ``B`` chosen for conditioning (greedy
+pivoted Gram–Schmidt, in float64); the row sketch ``Z = U_K W`` measured off ``J`` (``r(d − r)``
+queries); then ``Z_J = (C − Z_{J̄} B_{J̄}) B_J⁻¹`` and ``W = Y C⁻¹ Z`` with ``Y = U⁻¹T`` and the
+core ``C = T[K, :]``.  In float64 the choices that the exact learner makes by exact rank are
+made by conditioning, and the error is a first-order estimate:
+
+    ‖δW‖_F <= ‖U⁻¹‖₂‖δT‖_F‖C⁻¹Z‖₂ + ‖YC⁻¹‖₂‖δT‖_F‖C⁻¹Z‖₂ + ‖YC⁻¹‖₂‖δZ‖_F,
+    ‖δZ‖_F <= ‖δZ_{J̄}‖_F + (‖δT‖_F + ‖δZ_{J̄}‖_F‖B_{J̄}‖₂)‖B_J⁻¹‖₂,
+
+with ``δT``, ``δZ_{J̄}`` the logits' first-order errors (the core's condition numbers enter
+through ``‖C⁻¹Z‖`` and ``‖YC⁻¹‖``).  The estimate is refused when it is not small against
+``‖W‖``: a first-order estimate says nothing there.  Probe scales are adaptive, as for
+Theorem 4.1 (a probe whose logit lies beyond ±3 is asked again at a quarter of its scale).
+
+Without ``rank`` the sketch grows a column at a time, and the rank is where the singular
+values of ``Y`` drop below the noise with a gap: ``σ_{r+1} <= ‖U⁻¹‖₂‖δT‖_F`` and
+``σ_r >= 1000·σ_{r+1}`` (small singular values of ``W`` itself, within the noise bound but
+without such a gap, keep the sketch growing); the gap ``σ_r/σ_{r+1}`` is reported, and the
+estimate adds the part of ``W`` the left-out singular value could hold.  The extra column is kept (``B`` has ``r + 1``
+columns, so ``J`` has ``r + 1`` rows), which makes the count ``2rd − r² + 2d − r``, as for
+the exact learner.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from ..arith import FloatArithmetic, Measurement
+from ..errors import InvalidArgument, PrecisionInsufficient
+from ..models import SingleHead
+from ..sequences import Sequence
+from ._common import ask_rescaled, read_v
+from .details import Details
+from .driver import Run
+from .single_head import ProbePlan
+
+__all__ = ["learn_low_rank_float", "LowRankFloatDetails"]
+
+#: A first-order estimate above this fraction of ‖W‖_F is refused: second-order terms may dominate.
+TRUST = 1e-3
+#: Without a rank, the sketch stops growing at a column whose singular value is within the noise
+#: and at least this factor below the one before.
+GAP = 1e3
+_START = Fraction(1, 2)  # the first probe scale β = γ (that of |W_ij| <= 1)
+
+
+def _greedy_rows(M: np.ndarray, r: int) -> list[int]:
+    """``r`` rows of ``M`` chosen by pivoted Gram–Schmidt: each the row of largest residual norm."""
+    R = np.array(M, dtype=float)
+    out: list[int] = []
+    for _ in range(r):
+        norms = np.linalg.norm(R, axis=1)
+        norms[out] = -1.0
+        i = int(np.argmax(norms))
+        if norms[i] <= 0:
+            break
+        out.append(i)
+        q = R[i] / norms[i]
+        R = R - np.outer(R @ q, q)
+    return sorted(out)
+
+
+@dataclass(frozen=True)
+class LowRankFloatDetails(Details):
+    """The float plan: the rank (given or found, with the singular-value gap), the sketch seed, the
+    core's condition number, and how many probes were asked again at a smaller scale."""
+
+    rank: int
+    rank_known: bool
+    seed: int
+    gap: float | None
+    core_condition: float
+    rescaled: int
+
+    def rows(self, result) -> list:
+        found = "given" if self.rank_known else f"found (σ_r/σ_r+1 = {self.gap:.3g})"
+        out = [("rank", f"{self.rank}, {found}; core condition number {self.core_condition:.3g}")]
+        if self.rescaled:
+            out.append(("scales", f"{self.rescaled} probes re-asked at a smaller scale (their logits lay beyond ±3)"))
+        return out
+
+
+class _Probes:
+    """Logit probes ``[βb + γu_k; βb]`` with per-probe scales, asked with adaptive re-scaling."""
+
+    def __init__(self, run: Run, plan: ProbePlan, v, v_err):
+        self.run, self.plan, self.v, self.v_err = run, plan, v, v_err
+        self.rescaled = 0
+
+    def _one(self, k: int, b: list, g: Fraction) -> tuple:
+        d, p, sh = self.plan.d, self.plan.pivot, self.plan.shifts
+        top = {j: g * x for j, x in enumerate(b) if x}
+        for j, delta in ((k, 1), (p, sh[k])):
+            if delta:
+                top[j] = top.get(j, Fraction(0)) + delta * g
+        base = g * sum(float(x) * vj for x, vj in zip(b, self.v))
+        base_err = float(g) * sum(abs(float(x)) * e for x, e in zip(b, self.v_err))
+        s = self.v[k] + sh[k] * self.v[p]
+        e = self.v_err[k] + abs(sh[k]) * self.v_err[p]
+        seq = Sequence.sparse(d, [{j: x for j, x in top.items() if x}, {j: g * x for j, x in enumerate(b) if x}])
+        return seq, Measurement(base, g * s, g * g, base_err, float(g) * e)
+
+    def measure(self, pairs: list) -> tuple[np.ndarray, np.ndarray]:
+        """``u_kᵀ W b`` for ``(k, b)`` pairs, and each one's first-order error."""
+        scales = [_START] * len(pairs)
+        seqs, meas = (list(x) for x in zip(*[self._one(k, b, _START) for k, b in pairs]))
+
+        def again(i: int) -> tuple:
+            scales[i] /= 2
+            k, b = pairs[i]
+            return self._one(k, b, scales[i])
+
+        answers, n = ask_rescaled(self.run, seqs, meas, again)
+        self.rescaled += n
+        return self.run.arith.logits(answers, meas)
+
+
+def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tuple:
+    """The plan above on ``run`` (a float-mode run of the low-rank learner): ``(model, estimate, details)``."""
+    if not isinstance(run.arith, FloatArithmetic):  # pragma: no cover - the caller chooses float mode
+        raise InvalidArgument("learn_low_rank_float: internal error, not a float-mode run")
+    d = run.d
+    seed = secrets.randbits(63) if seed is None else seed
+    rng = np.random.default_rng(seed)
+    top = 1 << 20
+
+    def column() -> list:
+        return [Fraction(int(n), top) for n in rng.integers(-top, top + 1, size=d)]
+
+    v, v_err = read_v(run)
+    v = [float(x) for x in v]
+    plan = ProbePlan.choose(v)
+    U = np.eye(d)
+    for k in range(d):
+        if plan.shifts[k]:
+            U[k, plan.pivot] = plan.shifts[k]
+    Uinv = np.linalg.inv(U)
+    probes = _Probes(run, plan, v, v_err)
+    cols: list = []
+    t_cols: list = []
+    e_cols: list = []
+    gap = None
+    truncated = 0.0  # the singular value left out when the rank is found
+
+    def add(n: int) -> None:
+        new = [column() for _ in range(n)]
+        t, dt = probes.measure([(k, b) for b in new for k in range(d)])
+        cols.extend(new)
+        t_cols.extend(t.reshape(n, d))
+        e_cols.extend(dt.reshape(n, d))
+
+    if rank is not None:
+        r = rank
+        if r:
+            add(r)
+    else:
+        while True:
+            run.require(d, "one more sketch column")
+            add(1)
+            Y = Uinv @ np.array(t_cols).T
+            s = np.linalg.svd(Y, compute_uv=False)
+            c = len(cols)
+            noise = float(np.linalg.norm(np.array(e_cols))) * float(np.linalg.norm(Uinv, 2))
+            # the new column adds nothing: its singular value is within the noise, and far below the
+            # one before (a gap of GAP at least; small singular values of W itself have no such gap)
+            if s[-1] <= noise and (c == 1 or s[-2] >= GAP * s[-1]):
+                r = c - 1
+                gap = float(s[-2] / max(s[-1], 1e-300)) if c > 1 else None
+                truncated = float(s[-1])
+                break
+            if c == d:
+                r, truncated = d, 0.0
+                break
+    if r == 0:
+        model = SingleHead([[0] * d] * d, v)
+        return model, 0.0, dict(rank=0, rank_known=rank is not None, seed=seed, gap=gap, core_condition=1.0,
+                                rescaled=probes.rescaled)
+    T = np.array(t_cols).T  # d × c: c = r, or r + 1 when the rank was found (the last column adds nothing)
+    c = T.shape[1]
+    eT = np.array(e_cols).T  # entrywise first-order errors of T
+    B = np.array([[float(x) for x in b] for b in cols]).T  # d × c
+    P = _greedy_rows(T.T, r)  # r columns of T spanning its range
+    K = _greedy_rows(T[:, P], r)
+    J = _greedy_rows(B, c)
+    Jc = [j for j in range(d) if j not in J]
+    basis = {j: [Fraction(int(i == j)) for i in range(d)] for j in Jc}
+    zc, dzc = probes.measure([(k, basis[j]) for k in K for j in Jc]) if Jc else (np.zeros(0), np.zeros(0))
+    Zc = zc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
+    eZc = dzc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
+    C = T[np.ix_(K, P)]
+    BJ, BJc = B[J, :], B[Jc, :]
+    ZJ = np.linalg.solve(BJ.T, (T[K, :] - Zc @ BJc).T).T  # Z B = T[K, :], solved for the columns J
+    Z = np.zeros((r, d))
+    Z[:, J], Z[:, Jc] = ZJ, Zc
+    Y = Uinv @ T[:, P]
+    CinvZ = np.linalg.solve(C, Z)
+    YCinv = np.linalg.solve(C.T, Y.T).T
+    W = Y @ CinvZ
+    n2 = lambda M: float(np.linalg.norm(M, 2)) if M.size else 0.0  # noqa: E731
+    # first order, entrywise (|·| of a matrix is its entries' absolute values):
+    # |δZ_J| <= (|δT_K| + |δZ_J̄||B_J̄|)|B_J⁻¹|,  |δW| <= |U⁻¹||δT_P||C⁻¹Z| + |YC⁻¹||δC||C⁻¹Z| + |YC⁻¹||δZ|
+    A = np.abs
+    eZ = np.zeros((r, d))
+    eZ[:, Jc] = eZc
+    eZ[:, J] = (A(eT[K, :]) + A(eZc) @ A(BJc)) @ A(np.linalg.inv(BJ))
+    eW = (A(Uinv) @ A(eT[:, P]) @ A(CinvZ) + A(YCinv) @ A(eT[np.ix_(K, P)]) @ A(CinvZ) + A(YCinv) @ eZ)
+    est = float(eW.max())
+    # a rank found by a gap leaves out the last singular value: W's part along it, through the sketch
+    est = est + max(v_err, default=0.0) + truncated * float(np.linalg.norm(U, 2)) * n2(np.linalg.pinv(B))
+    cond = float(np.linalg.cond(C))
+    norm = float(np.linalg.norm(W))
+    if not np.isfinite(W).all() or not np.isfinite(est) or est > TRUST * max(norm, 1e-300):
+        raise PrecisionInsufficient(
+            f"low-rank float mode: the first-order error estimate {est:.3g} is not small against ‖W‖_F = {norm:.3g} "
+            f"(core condition number {cond:.3g}); the rank bound may be too small or the sketch ill-conditioned: "
+            "give the rank, try another seed, or use learn_single_head in float mode")
+    model = SingleHead(W.tolist(), v)
+    return model, est, dict(rank=r, rank_known=rank is not None, seed=seed, gap=gap, core_condition=cond,
+                            rescaled=probes.rescaled)
