@@ -98,6 +98,9 @@ class _Probes:
     """
 
     def __init__(self, run: Run, plan: ProbePlan, v, v_err, bias=(0.0, 0.0)):
+        if not isinstance(run.arith, FloatArithmetic):  # pragma: no cover - the caller chooses float mode
+            raise InvalidArgument("learn_low_rank_float: internal error, not a float-mode run")
+        self.arith: FloatArithmetic = run.arith
         self.run, self.plan, self.v, self.v_err = run, plan, v, v_err
         self.b, self.b_err = bias
         self.uc = np.zeros(plan.d)
@@ -123,7 +126,7 @@ class _Probes:
         seqs, meas = (list(x) for x in zip(*[one(k) for k in range(d)]))
         answers, n = ask_rescaled(self.run, seqs, meas, again)
         self.rescaled += n
-        self.uc, self.duc = self.run.arith.logits(answers, meas)
+        self.uc, self.duc = self.arith.logits(answers, meas)
         return self.uc, self.duc
 
     def _one(self, k: int, b: list, g: Fraction) -> tuple:
@@ -151,7 +154,7 @@ class _Probes:
 
         answers, n = ask_rescaled(self.run, seqs, meas, again)
         self.rescaled += n
-        t, dt = self.run.arith.logits(answers, meas)
+        t, dt = self.arith.logits(answers, meas)
         ks = np.array([k for k, _ in pairs])
         inv = np.array([float(1 / g) for g in scales])
         return t - self.uc[ks] * inv, dt + self.duc[ks] * inv
