@@ -49,6 +49,7 @@ def exact_arithmetic(request) -> str:
 #: Doctests that need an optional extra: the doctest's name -> the module it needs.
 DOCTEST_EXTRAS = {
     "exact.native.TorchOracle": "torch",
+    "exact.native.causal_prefix_answers": "torch",
     "exact.learn.low_rank_cs.learn_low_rank_cs": "cvxpy",
 }
 

@@ -13,7 +13,8 @@ from exact import ExactOracle, FloatOracle, MultiHead, SingleHead, learn_single_
 from exact import registry
 from exact.errors import CertificateInvalid, InvalidArgument, OracleInconsistent, QueryBudgetExceeded
 from exact.learn import driver
-from exact.learn.low_rank import SPEC as LOW_RANK
+
+FAST = registry.get("multi-head-fast")  # a learner without float mode
 from exact.learn.single_head import SPEC
 from exact.oracles import Query
 from exact.sequences import Sequence
@@ -62,9 +63,9 @@ def test_the_budget_for_the_learner_and_its_checks_is_checked_before_the_first_q
 
 
 def test_a_default_mode_outside_the_learner_is_refused_with_a_hint():
-    oracle = FloatOracle(SingleHead([[1, 2], [0, -1]], [1, 3]))  # default: float, which low-rank lacks
+    oracle = FloatOracle(SingleHead([[1, 2], [0, -1]], [1, 3]))  # default: float, which the fast plan lacks
     with pytest.raises(InvalidArgument, match=r"not in 'float' \(the default for this oracle\); pass mode= explicitly$"):
-        driver.Run(LOW_RANK, oracle, queries=8)
+        driver.Run(FAST, oracle, queries=8)
     assert oracle.count == 0
 
 
@@ -225,6 +226,6 @@ def test_an_exact_float_result_allows_only_rounding_relative_to_the_answer():
 
 def test_an_explicit_mode_outside_the_learner_is_refused_by_name():
     oracle = ExactOracle(SingleHead([[1, 2], [0, -1]], [1, 3]))
-    with pytest.raises(InvalidArgument, match=r"^mode: learner 'low-rank' runs in 'certified', 'symbolic', got 'float'$"):
-        driver.Run(LOW_RANK, oracle, mode="float", queries=8)
+    with pytest.raises(InvalidArgument, match=r"^mode: learner 'multi-head-fast' runs in 'certified', 'symbolic', got 'float'$"):
+        driver.Run(FAST, oracle, mode="float", queries=8)
     assert oracle.count == 0

@@ -94,3 +94,55 @@ def test_a_small_singular_value_of_w_is_not_taken_for_noise():
     assert res.details.rank == r and res.details.gap > 1e6
     err = np.abs(np.array(res.model.to_numpy()[0]) - W).max()
     assert err <= res.error_estimate and _rel(res, truth) <= 1e-9
+
+
+@pytest.mark.parametrize("rank_given", [True, False])
+def test_a_low_rank_head_with_biases_costs_d_plus_1_more_queries(rank_given):
+    d, r = 16, 2
+    base = _head(d, r, seed=9)
+    rng = np.random.default_rng(9)
+    truth = SingleHead(base.W, base.v, (rng.standard_normal(d) * 0.3).tolist(), 0.7)
+    oracle = FloatOracle(truth)
+    res = learn_low_rank(oracle, rank=r if rank_given else None, mode="float", biases=True, seed=1)
+    formula = formulas.LOW_RANK(d=d, r=r) if rank_given else formulas.LOW_RANK_FOUND(d=d, r=r)
+    assert res.queries == formula + d + 1 == oracle.count - res.verification_queries
+    err = max(abs(float(x) - float(y)) for x, y in zip(res.model.parameters(), truth.parameters()))
+    assert res.model.biased and err <= res.error_estimate and err <= 1e-10
+    from exact import registry
+
+    assert f"+ d + 1 = {res.queries} with r = {r}" in registry.get("low-rank").count_text(res)
+    with pytest.raises(InvalidArgument, match="heads with biases in mode='float' only"):
+        learn_low_rank(ExactOracle(SingleHead.random(4, seed=1, rank=1, biases=True)), rank=1, biases=True)
+
+
+def test_a_torch_head_of_low_rank_with_biases_is_learned():
+    torch = pytest.importorskip("torch")
+    from exact.native import TorchOracle, native_model
+
+    d, r = 32, 4
+    torch.manual_seed(2)
+    mha = torch.nn.MultiheadAttention(d, 1, dtype=torch.float64).eval()
+    with torch.no_grad():
+        mha.in_proj_weight[r:d].zero_()
+        mha.in_proj_weight[d + r:2 * d].zero_()
+        mha.in_proj_bias.normal_(0, 0.5)
+        mha.out_proj.bias.normal_(0, 0.5)
+    w = torch.randn(d, dtype=torch.float64)
+    truth = native_model(mha, w)
+    res = learn_low_rank(TorchOracle(mha, w), rank=r, mode="float", biases=True, seed=0)
+    assert res.queries == formulas.LOW_RANK(d=d, r=r) + d + 1
+    err = max(abs(float(x) - float(y)) for x, y in zip(res.model.parameters(), truth.parameters()))
+    assert err <= res.error_estimate and _rel(res, truth) <= 1e-9
+
+
+def test_the_command_line_runs_float_mode_and_states_its_count(capsys, tmp_path):
+    import json
+
+    from test_cli import run
+
+    d, r = 8, 2
+    model = tmp_path / "head.json"
+    model.write_text(json.dumps(_head(d, r, seed=1).to_json()))
+    rc, out, err = run(capsys, "learn", "low-rank", "--model", model, "--rank", r, "--oracle", "float", "--quiet")
+    assert rc == 0, err
+    assert f"2rd − r² + d = {formulas.LOW_RANK(d=d, r=r)} with r = {r}" in out and "mode        float" in out

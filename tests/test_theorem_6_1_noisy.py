@@ -191,13 +191,19 @@ def test_a_float64_black_box_receives_exactly_the_probes_and_the_frame_learner_i
     assert Fraction(float(R)) == R <= Fraction(7, 6) < R + Fraction(1, 2**52)
 
 
-def test_a_noisy_oracle_given_to_an_exact_only_learner_is_refused_with_a_pointer():
+def test_a_noisy_oracle_given_to_an_exact_mode_is_refused_with_a_pointer():
+    """The low-rank learner's exact modes need exact answers: refused, pointing at float mode and at
+    the learners with certified bounds; float mode runs on it, with a first-order estimate."""
     from exact import learn_low_rank
 
-    oracle = NoisyOracle(SingleHead.random(4, seed=1, rank=1), "uniform:1e-6", seed=0)
-    with pytest.raises(InvalidArgument, match="for a noisy oracle, learn_noisy or learn_noisy_frame"):
-        learn_low_rank(oracle, rank=1)
+    truth = SingleHead.random(4, seed=1, rank=1)
+    oracle = NoisyOracle(truth, "uniform:1e-6", seed=0)
+    with pytest.raises(InvalidArgument, match="mode=.float.*For a noisy oracle with certified bounds, use learn_noisy"):
+        learn_low_rank(oracle, rank=1, mode="certified")
     assert oracle.count == 0
+    r = learn_low_rank(oracle, rank=1)
+    assert r.mode == "float" and not r.exact and r.queries == 2 * 4 - 1 + 4
+    assert np.abs(np.array(r.model.to_numpy()[0]) - np.array(truth.to_numpy()[0])).max() <= r.error_estimate
 
 
 def test_projection_never_scales_outward_so_the_bound_holds_at_the_ball_boundary():

@@ -240,6 +240,7 @@ def learn_low_rank(
     certify: bool = True,
     checks: int = DEFAULT_CHECKS,
     check_seed: int | None = None,
+    biases: bool = False,
 ) -> LearnResult:
     """Learn a head with ``rank(W) <= r`` exactly from ``2rd − r² + d`` queries.
 
@@ -266,6 +267,10 @@ def learn_low_rank(
         Verification queries (default 2, fresh randomness) that catch a rank above
         the bound or an oracle that is not a single head; with ``checks=0`` the
         result is exact only "among heads of rank ≤ r".
+    biases : bool
+        Float mode only: a head with biases (``c``, ``b``, ``docs/biases.md``): ``b = f([0])``,
+        ``v_i = f([e_i]) − b`` and the ``d`` shifts ``u_kᵀc`` from ``[γu_k; 0]`` come first, and
+        every logit probe's shift is taken off; ``d + 1`` more queries.
 
     Returns
     -------
@@ -301,7 +306,10 @@ def learn_low_rank(
     if rank is not None and (not isinstance(rank, int) or isinstance(rank, bool) or not 0 <= rank <= d):
         raise ShapeError(f"rank: expected an integer 0 <= r <= d = {d} or None, got {rank!r}")
     if mode == "float" or (mode is None and not oracle.exact):
-        return _learn_float(oracle, rank=rank, seed=seed, checks=checks, check_seed=check_seed)
+        return _learn_float(oracle, rank=rank, seed=seed, checks=checks, check_seed=check_seed, biases=biases)
+    if biases:
+        raise InvalidArgument("biases: the low-rank learner takes heads with biases in mode='float' only (the exact "
+                              "modes' certificate covers the bias-free plan); use learn_single_head_biased exactly")
     if not oracle.exact:
         raise InvalidArgument(
             "learn_low_rank: an approximate oracle is learned in mode='float' (the same plan, with a first-order "
@@ -390,17 +398,18 @@ def learn_low_rank(
         )
 
 
-def _learn_float(oracle, *, rank, seed, checks, check_seed) -> LearnResult:
+def _learn_float(oracle, *, rank, seed, checks, check_seed, biases=False) -> LearnResult:
     """Float mode: the same plan on float answers (:mod:`exact.learn.low_rank_float`)."""
     from .low_rank_float import LowRankFloatDetails, learn_low_rank_float
 
     if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool) or seed < 0):
         raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
     d = oracle_dimension(oracle)
-    run = Run(SPEC, oracle, mode="float", queries=low_rank_query_count(d, rank) if rank is not None else d,
+    extra = d + 1 if biases else 0
+    run = Run(SPEC, oracle, mode="float", queries=(low_rank_query_count(d, rank) if rank is not None else d) + extra,
               certify=False, checks=checks, check_seed=check_seed)
     with run:
-        model, est, facts = learn_low_rank_float(run, rank=rank, seed=seed)
+        model, est, facts = learn_low_rank_float(run, rank=rank, seed=seed, biases=biases)
         conditions = {"sketch_seed": facts["seed"]} | ({"rank": rank} if rank is not None else {})
         return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts))
 
@@ -485,7 +494,13 @@ def _count_text(result) -> str:
     """The count a low-rank result was asked to meet: the manifold dimension plus d for a tight
     bound, the sketch with the found rank otherwise."""
     d, r = result.model.d, result.details["rank"]
-    bound = result.certificate.conditions.get("rank") if result.certificate is not None else None
+    if result.certificate is None:  # float mode
+        base = 2 * r * d - r * r + d if result.details["rank_known"] else 2 * r * d - r * r + 2 * d - r
+        text = "2rd − r² + d" if result.details["rank_known"] else "2rd − r² + 2d − r"
+        extra = [("d + 1", d + 1)] if result.details["biases"] else []
+        extra += [(f"{result.details['rescaled']} re-asked", result.details["rescaled"])] if result.details["rescaled"] else []
+        return " + ".join([text] + [t for t, _ in extra]) + f" = {base + sum(n for _, n in extra)} with r = {r}"
+    bound = result.certificate.conditions.get("rank")
     if not result.details["rank_known"]:
         return f"2rd − r² + 2d − r = {2 * r * d - r * r + 2 * d - r} with the found r = {r}"
     if r == bound:
@@ -516,6 +531,7 @@ SPEC = (
         options=(
             registry.Option("rank", "int", "the rank bound r (omit to find it by exact rank tests)", minimum=0),
             registry.Option("seed", "int", "seed of the sketch (default: fresh, reported)", minimum=0),
+            registry.Option("biases", "flag", "float mode: a head with biases (c, b; d + 1 more queries)"),
         ),
         command="low-rank",
         method="sketch",

@@ -79,6 +79,7 @@ class LowRankFloatDetails(Details):
     gap: float | None
     core_condition: float
     rescaled: int
+    biases: bool
 
     def rows(self, result) -> list:
         found = "given" if self.rank_known else f"found (σ_r/σ_r+1 = {self.gap:.3g})"
@@ -89,11 +90,44 @@ class LowRankFloatDetails(Details):
 
 
 class _Probes:
-    """Logit probes ``[βb + γu_k; βb]`` with per-probe scales, asked with adaptive re-scaling."""
+    """Logit probes ``[βb + γu_k; βb]`` with per-probe scales, asked with adaptive re-scaling.
 
-    def __init__(self, run: Run, plan: ProbePlan, v, v_err):
+    With biases, ``bias = (b, b_err)`` enters every base, and once :meth:`shifts` has measured
+    ``u_kᵀc`` (the probes ``[γu_k; 0]``), each logit probe's ``t = u_kᵀWb + u_kᵀc/β`` is returned
+    with that shift taken off.
+    """
+
+    def __init__(self, run: Run, plan: ProbePlan, v, v_err, bias=(0.0, 0.0)):
+        if not isinstance(run.arith, FloatArithmetic):  # pragma: no cover - the caller chooses float mode
+            raise InvalidArgument("learn_low_rank_float: internal error, not a float-mode run")
+        self.arith: FloatArithmetic = run.arith
         self.run, self.plan, self.v, self.v_err = run, plan, v, v_err
+        self.b, self.b_err = bias
+        self.uc = np.zeros(plan.d)
+        self.duc = np.zeros(plan.d)
         self.rescaled = 0
+
+    def shifts(self) -> tuple[np.ndarray, np.ndarray]:
+        """``u_kᵀc`` for every ``k`` from ``[γu_k; 0]`` (the zero token's score is 0), and the errors."""
+        d, p, sh = self.plan.d, self.plan.pivot, self.plan.shifts
+        scales = [_START] * d
+
+        def one(k: int) -> tuple:
+            g = scales[k]
+            row = {k: g} if not sh[k] else {k: g, p: sh[k] * g}
+            s = self.v[k] + sh[k] * self.v[p]
+            e = self.v_err[k] + abs(sh[k]) * self.v_err[p]
+            return Sequence.sparse(d, [row, {}]), Measurement(self.b, g * s, g, self.b_err, float(g) * e)
+
+        def again(k: int) -> tuple:
+            scales[k] /= 4
+            return one(k)
+
+        seqs, meas = (list(x) for x in zip(*[one(k) for k in range(d)]))
+        answers, n = ask_rescaled(self.run, seqs, meas, again)
+        self.rescaled += n
+        self.uc, self.duc = self.arith.logits(answers, meas)
+        return self.uc, self.duc
 
     def _one(self, k: int, b: list, g: Fraction) -> tuple:
         d, p, sh = self.plan.d, self.plan.pivot, self.plan.shifts
@@ -101,8 +135,8 @@ class _Probes:
         for j, delta in ((k, 1), (p, sh[k])):
             if delta:
                 top[j] = top.get(j, Fraction(0)) + delta * g
-        base = g * sum(float(x) * vj for x, vj in zip(b, self.v))
-        base_err = float(g) * sum(abs(float(x)) * e for x, e in zip(b, self.v_err))
+        base = self.b + g * sum(float(x) * vj for x, vj in zip(b, self.v))
+        base_err = self.b_err + float(g) * sum(abs(float(x)) * e for x, e in zip(b, self.v_err))
         s = self.v[k] + sh[k] * self.v[p]
         e = self.v_err[k] + abs(sh[k]) * self.v_err[p]
         seq = Sequence.sparse(d, [{j: x for j, x in top.items() if x}, {j: g * x for j, x in enumerate(b) if x}])
@@ -120,10 +154,13 @@ class _Probes:
 
         answers, n = ask_rescaled(self.run, seqs, meas, again)
         self.rescaled += n
-        return self.run.arith.logits(answers, meas)
+        t, dt = self.arith.logits(answers, meas)
+        ks = np.array([k for k, _ in pairs])
+        inv = np.array([float(1 / g) for g in scales])
+        return t - self.uc[ks] * inv, dt + self.duc[ks] * inv
 
 
-def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tuple:
+def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases: bool = False) -> tuple:
     """The plan above on ``run`` (a float-mode run of the low-rank learner): ``(model, estimate, details)``."""
     if not isinstance(run.arith, FloatArithmetic):  # pragma: no cover - the caller chooses float mode
         raise InvalidArgument("learn_low_rank_float: internal error, not a float-mode run")
@@ -135,7 +172,21 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
     def column() -> list:
         return [Fraction(int(n), top) for n in rng.integers(-top, top + 1, size=d)]
 
-    v, v_err = read_v(run)
+    if biases:  # b = f([0]), then v_i = f([e_i]) − b
+        first = run.ask([Sequence.sparse(d, [{}])] + [Sequence.basis(d, i) for i in range(d)])
+        (b,) = run.arith.values(first[:1], ["b"])
+        (b_err,) = run.arith.value_errors(["b"])
+        names = [f"v[{i}]" for i in range(d)]
+        v = run.arith.values(first[1:], names, offset=b)
+        v_err = [e + b_err for e in run.arith.value_errors(names)]
+        if all(abs(x) <= e for x, e in zip(v, v_err)):
+            from ..errors import NotIdentifiable
+
+            raise NotIdentifiable("v is zero within the oracle's accuracy: then f = b, and neither W nor c has "
+                                  "an effect")
+    else:
+        v, v_err = read_v(run)
+        b, b_err = 0.0, 0.0
     v = [float(x) for x in v]
     plan = ProbePlan.choose(v)
     U = np.eye(d)
@@ -143,7 +194,11 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
         if plan.shifts[k]:
             U[k, plan.pivot] = plan.shifts[k]
     Uinv = np.linalg.inv(U)
-    probes = _Probes(run, plan, v, v_err)
+    probes = _Probes(run, plan, v, v_err, (float(b), float(b_err)))
+    if biases:
+        uc, duc = probes.shifts()
+        c_vec = Uinv @ uc
+        c_err = float((np.abs(Uinv) @ duc).max())
     cols: list = []
     t_cols: list = []
     e_cols: list = []
@@ -179,10 +234,12 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
             if c == d:
                 r, truncated = d, 0.0
                 break
+    bias_kw = dict(c=c_vec.tolist(), b=float(b)) if biases else {}
+    bias_err = max(c_err, float(b_err)) if biases else 0.0
     if r == 0:
-        model = SingleHead([[0] * d] * d, v)
-        return model, 0.0, dict(rank=0, rank_known=rank is not None, seed=seed, gap=gap, core_condition=1.0,
-                                rescaled=probes.rescaled)
+        model = SingleHead([[0] * d] * d, v, **bias_kw)
+        return model, bias_err, dict(rank=0, rank_known=rank is not None, seed=seed, gap=gap, core_condition=1.0,
+                                     rescaled=probes.rescaled, biases=biases)
     T = np.array(t_cols).T  # d × c: c = r, or r + 1 when the rank was found (the last column adds nothing)
     c = T.shape[1]
     eT = np.array(e_cols).T  # entrywise first-order errors of T
@@ -222,6 +279,6 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None) -> tup
             f"low-rank float mode: the first-order error estimate {est:.3g} is not small against ‖W‖_F = {norm:.3g} "
             f"(core condition number {cond:.3g}); the rank bound may be too small or the sketch ill-conditioned: "
             "give the rank, try another seed, or use learn_single_head in float mode")
-    model = SingleHead(W.tolist(), v)
-    return model, est, dict(rank=r, rank_known=rank is not None, seed=seed, gap=gap, core_condition=cond,
-                            rescaled=probes.rescaled)
+    model = SingleHead(W.tolist(), v, **bias_kw)
+    return model, max(est, bias_err), dict(rank=r, rank_known=rank is not None, seed=seed, gap=gap,
+                                           core_condition=cond, rescaled=probes.rescaled, biases=biases)
