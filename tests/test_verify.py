@@ -129,7 +129,7 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     ]
     assert skipped[0]["outcomes"] == [] and skipped[0]["exact"] == skipped[0]["count"] == 0  # nothing was run
     held = [r for r in rows if not r["skipped"]]
-    assert len(held) == 3 and all(r["holds"] for r in held)
+    assert len(held) == 4 and all(r["holds"] for r in held)
     # the table lists it too, and the footer counts it apart
     assert cli.main(["verify", "--quick", "--theorem", "5.1", "--quiet"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()

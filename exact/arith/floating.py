@@ -137,3 +137,6 @@ class FloatArithmetic(Arithmetic):
     def errors(self) -> float:
         return self._max_error
 
+    def add_error(self, error: float) -> None:
+        self._max_error = max(self._max_error, float(error))
+

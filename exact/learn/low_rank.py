@@ -442,6 +442,9 @@ class LowRankDetails(Details):
 def _check_certificate(model, transcript, conditions) -> str | None:
     """Rebuild the learner's probe set from the certified model, its rank bound and the sketch seed."""
     d = model.d
+    if getattr(model, "biased", False):
+        return ("the certified head has biases (c or b nonzero), which the sketch's probe set does not identify; "
+                "the exact low-rank learner certifies bias-free heads only")
     if not any(model.v):
         return "v = 0, so no query depends on W: the transcript cannot identify it"
     seed = conditions.get("sketch_seed")
@@ -482,12 +485,12 @@ GENERIC = "for a sketch generic for W (its seed independent of W)"
 def _scope(conditions) -> str:
     r = conditions.get("rank")
     rank = f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)"
-    return f"among single heads{rank}, {GENERIC}"
+    return f"among bias-free single heads{rank}, {GENERIC}"
 
 
 def _unchecked(conditions) -> tuple:
     r = conditions.get("rank")
-    return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
+    return ("among bias-free single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
 
 
 def _count_text(result) -> str:
