@@ -134,7 +134,7 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     assert cli.main(["verify", "--quick", "--theorem", "5.1", "--quiet"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert "  SKIPPED Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5: cvxpy is not installed" in lines
-    assert lines[-1] == "3/3 claims hold (2 skipped)"
+    assert lines[-1] == "4/4 claims hold (2 skipped)"
 
 
 def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):
