@@ -45,6 +45,7 @@ import numpy as np
 
 from .errors import InvalidArgument, MissingDependency, OracleInconsistent, ShapeError
 from .models import SingleHead
+from .numbers import ball_interval
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
@@ -174,10 +175,16 @@ class TorchOracle(BaseOracle):
         ``batch_first`` either way, no sink token, not dropping out; its dtype (float32 or
         float64) is the model's.
     readout : tensor or array of length d
+    bound : {"derived", "measured"}
+        What each answer's ``.error`` declares.  ``"derived"`` (default): the a-priori rounding
+        bound of the module's computation on that query (see the module docstring), a worst
+        case.  ``"measured"``: the answer's distance to the exact value of the model of the
+        module's weights (:func:`native_model`, evaluated as an exact ball), rounded up: rigorous
+        too, and as tight as a declaration can be; it costs an exact evaluation per query, and
+        needs a module :func:`native_model` covers.
     budget : int, optional
 
-    Each answer is a :class:`~exact.oracles.FloatAnswer` whose ``.error`` is the derived
-    rounding bound of the module's computation on that query (see the module docstring).
+    Each answer is a :class:`~exact.oracles.FloatAnswer` carrying that error.
 
     Examples
     --------
@@ -191,9 +198,11 @@ class TorchOracle(BaseOracle):
     True
     """
 
-    def __init__(self, mha, readout, *, budget: int | None = None):
+    def __init__(self, mha, readout, *, bound: str = "derived", budget: int | None = None):
         torch = _torch()
         wt = _weights(mha, readout)
+        if bound not in ("derived", "measured"):
+            raise InvalidArgument(f"bound: expected 'derived' or 'measured', got {bound!r}")
         super().__init__(mha.embed_dim, budget=budget)
         self._mha = mha
         self.dtype = mha.in_proj_weight.dtype
@@ -207,6 +216,8 @@ class TorchOracle(BaseOracle):
         self._readout = torch.as_tensor(wt.w, dtype=torch.float64)  # the readout as given, applied in float64
         self._weights = wt
         self._gamma = (4 * self.d + 16) * units[self.dtype]
+        # "measured": each answer's error is its distance to the exact value of the module's weights
+        self._truth = native_model(mha, readout) if bound == "measured" else None
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         """One batched module call per sequence length (the module sees each query on its own)."""
@@ -227,7 +238,7 @@ class TorchOracle(BaseOracle):
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
-                out[i] = FloatAnswer(y, self._bound(X))
+                out[i] = FloatAnswer(y, self._bound(X) if self._truth is None else self._measured(seqs[i], y))
         return out
 
     @property
@@ -236,6 +247,14 @@ class TorchOracle(BaseOracle):
 
     def _answer(self, seq: Sequence):
         return self._answer_batch([seq])[0]
+
+    def _measured(self, seq: Sequence, y: float) -> float:
+        """``|y − f(X)|`` rounded up, with ``f`` the model of the module's weights, evaluated as an exact
+        ball: the distance from ``y`` to the farthest point of the ball."""
+        lo, hi = ball_interval(self._truth.exact(seq).ball(160))
+        gap = max(Fraction(y) - lo, hi - Fraction(y))
+        err = float(gap)
+        return math.nextafter(err if Fraction(err) >= gap else math.nextafter(err, math.inf), math.inf)
 
     def _bound(self, X: np.ndarray) -> float:
         """``γ·M(X)``: the computation's rounding bound, from the same chain on absolute values.
