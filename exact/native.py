@@ -43,7 +43,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import InvalidArgument, MissingDependency, OracleInconsistent, ShapeError
+from .errors import InvalidArgument, InvalidNumber, MissingDependency, OracleInconsistent, ShapeError
 from .models import SingleHead
 from .numbers import ball_interval
 from .oracles import BaseOracle, FloatAnswer
@@ -108,7 +108,10 @@ def _weights(mha, readout) -> _Weights:
 
     P = arr(mha.in_proj_weight)
     Wo = arr(mha.out_proj.weight)
-    w = arr(readout) if hasattr(readout, "detach") else np.asarray(readout, dtype=float)
+    try:
+        w = arr(readout) if hasattr(readout, "detach") else np.asarray(readout, dtype=float)
+    except (TypeError, ValueError):
+        raise ShapeError(f"readout: expected a vector of {d} numbers, got {type(readout).__name__}") from None
     if w.shape != (d,):
         raise ShapeError(f"readout: expected a vector of length d = {d}, got shape {w.shape}")
     biased = mha.in_proj_bias is not None or mha.out_proj.bias is not None
@@ -215,7 +218,9 @@ class TorchOracle(BaseOracle):
                 "with the accuracy it really meets")
         self._readout = torch.as_tensor(wt.w, dtype=torch.float64)  # the readout as given, applied in float64
         self._weights = wt
-        self._gamma = (4 * self.d + 16) * units[self.dtype]
+        self._unit = units[self.dtype]
+        self._tiny = {torch.float64: 2.0**-1022, torch.float32: 2.0**-126}[self.dtype]  # the smallest normal
+        self._gamma = (4 * self.d + 16) * self._unit
         # "measured": each answer's error is its distance to the exact value of the module's weights
         self._truth = native_model(mha, readout) if bound == "measured" else None
 
@@ -251,7 +256,9 @@ class TorchOracle(BaseOracle):
     def _measured(self, seq: Sequence, y: float) -> float:
         """``|y − f(X)|`` rounded up, with ``f`` the model of the module's weights, evaluated as an exact
         ball: the distance from ``y`` to the farthest point of the ball."""
-        lo, hi = ball_interval(self._truth.exact(seq).ball(160))
+        truth = self._truth
+        assert truth is not None  # only called with bound="measured"
+        lo, hi = ball_interval(truth.exact(seq).ball(160))
         gap = max(Fraction(y) - lo, hi - Fraction(y))
         err = float(gap)
         return math.nextafter(err if Fraction(err) >= gap else math.nextafter(err, math.inf), math.inf)
@@ -261,24 +268,32 @@ class TorchOracle(BaseOracle):
 
         For each head, scores ``s_i = (W_K x_i + b_k)·(W_Q x_N + b_q)/√r`` err by at most ``γ·S``
         with ``S`` their absolute-value counterpart; a score error ``δ`` moves the softmax average
-        of the values by at most ``δ·(max − min of the values)``; the values
-        ``wᵀW_O(W_V x_i + b_v)`` err by at most ``γ·V`` with ``V`` their absolute counterpart; the
-        weighted sum adds ``γ·V`` again.  The heads' bounds add up, the output bias adds
-        ``γ·|w|ᵀ|b_o|``, and the result is multiplied by ``1 + 2γ`` and rounded up.
+        of the values by at most ``δ·(max − min of the values)`` (nothing for one token, whose
+        weight is exactly 1); the values ``wᵀW_O(W_V x_i + b_v)`` err by at most ``γ·V`` with ``V``
+        their absolute counterpart; the weighted sum adds ``γ·V`` again.  ``γ`` grows by ``2N·u``
+        for the sums over the ``N`` tokens.  The heads' bounds add up, the output bias adds
+        ``γ·|w|ᵀ|b_o|``, an underflow term adds the dtype's smallest normal per operation (times
+        the absolute chain), and the result is multiplied by ``1 + 2γ`` and rounded up.
         """
         wt = self._weights
         Ax = np.abs(X)
+        n = X.shape[0]
         aw = np.abs(wt.w)
         total = 2 * float(aw @ np.abs(wt.bo))
+        floor = 0.0  # underflow: each of the ~(4d + 2N) operations of a head may lose the dtype's tiniest normal
         for h in range(wt.H):
             q = np.abs(wt.Wq[h]) @ Ax[-1] + np.abs(wt.bq[h])
             S = (Ax @ np.abs(wt.Wk[h]).T + np.abs(wt.bk[h])) @ q / math.sqrt(wt.r)
             ow = np.abs(wt.Wo[h]).T @ aw
             vals_abs = (Ax @ np.abs(wt.Wv[h]).T + np.abs(wt.bv[h])) @ ow
             top = float(vals_abs.max())
-            total += float(S.max()) * 2 * top + 2 * top
-        bound = self._gamma * (total + 1e-300)
-        return math.nextafter(bound * (1 + 2 * self._gamma), math.inf)
+            # one token: the softmax is exactly 1, so score errors do not reach the answer
+            total += (float(S.max()) * 2 * top if n > 1 else 0.0) + 2 * top
+            floor += (1 + float(ow.sum())) * (1 + 2 * top + float(S.max()))
+        # the sums over the N tokens (softmax denominator and weighted values) add N roundings each
+        gamma = self._gamma + 2 * n * self._unit
+        bound = gamma * total + (4 * self.d + 2 * n + 16) * self._tiny * floor + 1e-300
+        return math.nextafter(bound * (1 + 2 * gamma), math.inf)
 
 
 def torch_black_box(text: str) -> tuple:
@@ -336,9 +351,14 @@ def causal_prefix_answers(mha, readout, X) -> np.ndarray:
     torch = _torch()
     wt = _weights(mha, readout)
     dtype = mha.in_proj_weight.dtype
-    Xa = np.asarray(X, dtype=np.float64)
-    if Xa.ndim != 2 or Xa.shape[1] != wt.d:
-        raise ShapeError(f"X: expected shape (N, {wt.d}), got {Xa.shape}")
+    try:
+        Xa = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ShapeError(f"X: expected an (N, {wt.d}) array of numbers, got {type(X).__name__}") from None
+    if Xa.ndim != 2 or Xa.shape[1] != wt.d or Xa.shape[0] == 0:
+        raise ShapeError(f"X: expected shape (N, {wt.d}) with N >= 1, got {Xa.shape}")
+    if not np.isfinite(Xa).all():
+        raise InvalidNumber("X: the tokens must be finite numbers")
     n = Xa.shape[0]
     mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True: not attended
     x = torch.as_tensor(Xa, dtype=dtype)

@@ -504,7 +504,7 @@ def test_rank_bound_below_the_truth_is_caught_by_the_verification_queries(given,
     with pytest.raises(
         OracleInconsistent,
         match=rf"^not a single head of rank <= {given}: the learned model does not reproduce exactly [12] of 2 "
-        r"random verification queries \(first of length [34]\); the learner's result holds only among single "
+        r"random verification queries \(first of length [34]\); the learner's result holds only among bias-free single "
         rf"heads; among heads of rank <= {given}; for a sketch generic for W \(its seed independent of W\)$",
     ):
         learn_low_rank(oracle, rank=given, mode=exact_arithmetic)

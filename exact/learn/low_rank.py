@@ -411,7 +411,18 @@ def _learn_float(oracle, *, rank, seed, checks, check_seed, biases=False) -> Lea
     with run:
         model, est, facts = learn_low_rank_float(run, rank=rank, seed=seed, biases=biases)
         conditions = {"sketch_seed": facts["seed"]} | ({"rank": rank} if rank is not None else {})
-        return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts))
+        # float answers cannot rule out a direction of W below their noise, and two verification queries
+        # within a float estimate are weak evidence: the rank is always stated
+        if rank is not None:
+            standing: tuple = (f"among heads of rank <= {rank}",)
+        elif facts["rank"] < d:
+            gap = facts["gap"]
+            standing = (f"rank(W) = {facts['rank']}, found at a singular-value gap"
+                        + (f" of {gap:.3g}" if gap else "") + " (a direction of W below the answers' noise can hide)",)
+        else:
+            standing = ()
+        return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts),
+                          standing=standing)
 
 
 @dataclass(frozen=True)
