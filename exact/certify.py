@@ -16,7 +16,7 @@ A certificate also states what a holding check *means*, and checks that too:
 * the **grid** the parameters were identified on: every parameter must lie on it;
 * the **verification queries** (random longer sequences that check the model
   class), replayed like the rest — or, when there are none, the **assumptions** the
-  result then rests on ("among single heads"), which must be stated.
+  result then rests on ("among bias-free single heads"), which must be stated.
 
 Answers of approximate oracles (callables, floats) come with a declared accuracy;
 their certificate is the weaker kind ``"consistent"``: every answer lies within the
@@ -255,7 +255,7 @@ class Certificate:
     >>> cert = learn_single_head(ExactOracle(truth)).certificate
     >>> print(cert.check().message)  # doctest: +NORMALIZE_WHITESPACE
     certificate holds: the model's values are exactly equal to all 8 answers (the single-head learner's
-    probe set, which identifies the model among single heads; the model class checked by 2 random
+    probe set, which identifies the model among bias-free single heads; the model class checked by 2 random
     queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))
     >>> import dataclasses
     >>> dataclasses.replace(cert, model=SingleHead([[2, 0], [1, "1/4"]], [1, -1])).check().holds
@@ -471,9 +471,10 @@ class Certificate:
         if getattr(self.model, "kind", None) != "single-head" or not isinstance(self.model, SingleHead):
             return "the answers record float rounding errors, which can be checked only for a single-head model"
         W, v = self.model.to_numpy()
+        c, b = self.model.biases_numpy() if self.model.biased else (None, 0.0)
         caps: list = [None] * len(entries)
         for i in idx:  # the oracle's own bound computation, one sequence at a time (it is batch-independent)
-            _, bound = evaluate_sequences(W, v, [entries[i].X])
+            _, bound = evaluate_sequences(W, v, [entries[i].X], c=c, b=b)
             caps[i] = Fraction(float(bound[0]))
         return caps
 

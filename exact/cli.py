@@ -320,6 +320,9 @@ def _torch_oracle(args, spec):
     if args.oracle != "exact":
         raise InvalidArgument("--oracle: does not apply with --torch")
     oracle, truth = torch_black_box(args.torch)
+    if truth is None:
+        raise InvalidArgument("--torch: the module has several heads with biases, which no learner covers yet (its "
+                              "answers are not a single head's); build it with bias=False, or use the Python API")
     if truth is not None:
         try:
             truth = as_kind(truth, spec.model_kind)

@@ -43,8 +43,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from .errors import InvalidArgument, MissingDependency, OracleInconsistent, ShapeError
+from .errors import InvalidArgument, InvalidNumber, MissingDependency, OracleInconsistent, ShapeError
 from .models import SingleHead
+from .numbers import ball_interval
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
@@ -107,7 +108,10 @@ def _weights(mha, readout) -> _Weights:
 
     P = arr(mha.in_proj_weight)
     Wo = arr(mha.out_proj.weight)
-    w = arr(readout) if hasattr(readout, "detach") else np.asarray(readout, dtype=float)
+    try:
+        w = arr(readout) if hasattr(readout, "detach") else np.asarray(readout, dtype=float)
+    except (TypeError, ValueError):
+        raise ShapeError(f"readout: expected a vector of {d} numbers, got {type(readout).__name__}") from None
     if w.shape != (d,):
         raise ShapeError(f"readout: expected a vector of length d = {d}, got shape {w.shape}")
     biased = mha.in_proj_bias is not None or mha.out_proj.bias is not None
@@ -174,10 +178,16 @@ class TorchOracle(BaseOracle):
         ``batch_first`` either way, no sink token, not dropping out; its dtype (float32 or
         float64) is the model's.
     readout : tensor or array of length d
+    bound : {"derived", "measured"}
+        What each answer's ``.error`` declares.  ``"derived"`` (default): the a-priori rounding
+        bound of the module's computation on that query (see the module docstring), a worst
+        case.  ``"measured"``: the answer's distance to the exact value of the model of the
+        module's weights (:func:`native_model`, evaluated as an exact ball), rounded up: rigorous
+        too, and as tight as a declaration can be; it costs an exact evaluation per query, and
+        needs a module :func:`native_model` covers.
     budget : int, optional
 
-    Each answer is a :class:`~exact.oracles.FloatAnswer` whose ``.error`` is the derived
-    rounding bound of the module's computation on that query (see the module docstring).
+    Each answer is a :class:`~exact.oracles.FloatAnswer` carrying that error.
 
     Examples
     --------
@@ -191,9 +201,11 @@ class TorchOracle(BaseOracle):
     True
     """
 
-    def __init__(self, mha, readout, *, budget: int | None = None):
+    def __init__(self, mha, readout, *, bound: str = "derived", budget: int | None = None):
         torch = _torch()
         wt = _weights(mha, readout)
+        if bound not in ("derived", "measured"):
+            raise InvalidArgument(f"bound: expected 'derived' or 'measured', got {bound!r}")
         super().__init__(mha.embed_dim, budget=budget)
         self._mha = mha
         self.dtype = mha.in_proj_weight.dtype
@@ -206,7 +218,11 @@ class TorchOracle(BaseOracle):
                 "with the accuracy it really meets")
         self._readout = torch.as_tensor(wt.w, dtype=torch.float64)  # the readout as given, applied in float64
         self._weights = wt
-        self._gamma = (4 * self.d + 16) * units[self.dtype]
+        self._unit = units[self.dtype]
+        self._tiny = {torch.float64: 2.0**-1022, torch.float32: 2.0**-126}[self.dtype]  # the smallest normal
+        self._gamma = (4 * self.d + 16) * self._unit
+        # "measured": each answer's error is its distance to the exact value of the module's weights
+        self._truth = native_model(mha, readout) if bound == "measured" else None
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         """One batched module call per sequence length (the module sees each query on its own)."""
@@ -227,7 +243,7 @@ class TorchOracle(BaseOracle):
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
-                out[i] = FloatAnswer(y, self._bound(X))
+                out[i] = FloatAnswer(y, self._bound(X) if self._truth is None else self._measured(seqs[i], y))
         return out
 
     @property
@@ -237,29 +253,47 @@ class TorchOracle(BaseOracle):
     def _answer(self, seq: Sequence):
         return self._answer_batch([seq])[0]
 
+    def _measured(self, seq: Sequence, y: float) -> float:
+        """``|y − f(X)|`` rounded up, with ``f`` the model of the module's weights, evaluated as an exact
+        ball: the distance from ``y`` to the farthest point of the ball."""
+        truth = self._truth
+        assert truth is not None  # only called with bound="measured"
+        lo, hi = ball_interval(truth.exact(seq).ball(160))
+        gap = max(Fraction(y) - lo, hi - Fraction(y))
+        err = float(gap)
+        return math.nextafter(err if Fraction(err) >= gap else math.nextafter(err, math.inf), math.inf)
+
     def _bound(self, X: np.ndarray) -> float:
         """``γ·M(X)``: the computation's rounding bound, from the same chain on absolute values.
 
         For each head, scores ``s_i = (W_K x_i + b_k)·(W_Q x_N + b_q)/√r`` err by at most ``γ·S``
         with ``S`` their absolute-value counterpart; a score error ``δ`` moves the softmax average
-        of the values by at most ``δ·(max − min of the values)``; the values
-        ``wᵀW_O(W_V x_i + b_v)`` err by at most ``γ·V`` with ``V`` their absolute counterpart; the
-        weighted sum adds ``γ·V`` again.  The heads' bounds add up, the output bias adds
-        ``γ·|w|ᵀ|b_o|``, and the result is multiplied by ``1 + 2γ`` and rounded up.
+        of the values by at most ``δ·(max − min of the values)`` (nothing for one token, whose
+        weight is exactly 1); the values ``wᵀW_O(W_V x_i + b_v)`` err by at most ``γ·V`` with ``V``
+        their absolute counterpart; the weighted sum adds ``γ·V`` again.  ``γ`` grows by ``2N·u``
+        for the sums over the ``N`` tokens.  The heads' bounds add up, the output bias adds
+        ``γ·|w|ᵀ|b_o|``, an underflow term adds the dtype's smallest normal per operation (times
+        the absolute chain), and the result is multiplied by ``1 + 2γ`` and rounded up.
         """
         wt = self._weights
         Ax = np.abs(X)
+        n = X.shape[0]
         aw = np.abs(wt.w)
         total = 2 * float(aw @ np.abs(wt.bo))
+        floor = 0.0  # underflow: each of the ~(4d + 2N) operations of a head may lose the dtype's tiniest normal
         for h in range(wt.H):
             q = np.abs(wt.Wq[h]) @ Ax[-1] + np.abs(wt.bq[h])
             S = (Ax @ np.abs(wt.Wk[h]).T + np.abs(wt.bk[h])) @ q / math.sqrt(wt.r)
             ow = np.abs(wt.Wo[h]).T @ aw
             vals_abs = (Ax @ np.abs(wt.Wv[h]).T + np.abs(wt.bv[h])) @ ow
             top = float(vals_abs.max())
-            total += float(S.max()) * 2 * top + 2 * top
-        bound = self._gamma * (total + 1e-300)
-        return math.nextafter(bound * (1 + 2 * self._gamma), math.inf)
+            # one token: the softmax is exactly 1, so score errors do not reach the answer
+            total += (float(S.max()) * 2 * top if n > 1 else 0.0) + 2 * top
+            floor += (1 + float(ow.sum())) * (1 + 2 * top + float(S.max()))
+        # the sums over the N tokens (softmax denominator and weighted values) add N roundings each
+        gamma = self._gamma + 2 * n * self._unit
+        bound = gamma * total + (4 * self.d + 2 * n + 16) * self._tiny * floor + 1e-300
+        return math.nextafter(bound * (1 + 2 * gamma), math.inf)
 
 
 def torch_black_box(text: str) -> tuple:
@@ -317,9 +351,14 @@ def causal_prefix_answers(mha, readout, X) -> np.ndarray:
     torch = _torch()
     wt = _weights(mha, readout)
     dtype = mha.in_proj_weight.dtype
-    Xa = np.asarray(X, dtype=np.float64)
-    if Xa.ndim != 2 or Xa.shape[1] != wt.d:
-        raise ShapeError(f"X: expected shape (N, {wt.d}), got {Xa.shape}")
+    try:
+        Xa = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ShapeError(f"X: expected an (N, {wt.d}) array of numbers, got {type(X).__name__}") from None
+    if Xa.ndim != 2 or Xa.shape[1] != wt.d or Xa.shape[0] == 0:
+        raise ShapeError(f"X: expected shape (N, {wt.d}) with N >= 1, got {Xa.shape}")
+    if not np.isfinite(Xa).all():
+        raise InvalidNumber("X: the tokens must be finite numbers")
     n = Xa.shape[0]
     mask = torch.triu(torch.ones(n, n, dtype=torch.bool), diagonal=1)  # True: not attended
     x = torch.as_tensor(Xa, dtype=dtype)

@@ -535,7 +535,7 @@ class CallableOracle(BaseOracle):
                 part = idx[start:start + MAX_BATCH]
                 ys = self._fn(np.stack([seqs[i].to_numpy() for i in part]))
                 try:
-                    n = len(ys)
+                    n = -1 if isinstance(ys, (dict, str, bytes)) else len(ys)
                 except TypeError:
                     n = -1
                 if n != len(part):

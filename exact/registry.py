@@ -144,7 +144,7 @@ class LearnerSpec:
         ``scope(conditions) -> str``: what a holding certificate covers.
     unchecked : callable
         ``unchecked(conditions) -> tuple of str``: the assumptions the exactness rests
-        on when no verification queries were made ("among single heads", ...).
+        on when no verification queries were made ("among bias-free single heads", ...).
     model_class : callable
         ``model_class(conditions) -> str``: the class the learner assumes, for the message
         of a failed verification ("a single head of rank <= 2"); default from ``model_kind``.

@@ -336,7 +336,7 @@ def test_a_certificate_with_checks_must_state_the_seed_assumption():
         ({"checks": (1, 2)}, r"^checks: expected Query\(X: Sequence, answer\) entries, got 1$"),
         ({"accuracy": "x"}, r"^accuracy: expected an integer, 'p/q' or decimal string, got 'x'$"),
         ({"rtol": -1}, r"^rtol: expected a nonnegative number, got -1$"),
-        ({"assumptions": "among single heads"}, r"^assumptions: expected a tuple of strings"),
+        ({"assumptions": "among bias-free single heads"}, r"^assumptions: expected a tuple of strings"),
         ({"learner": 3}, r"^learner: expected None or a string, got 3$"),
         ({"conditions": [1]}, r"^conditions: expected a mapping, got list$"),
     ],

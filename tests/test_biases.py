@@ -311,3 +311,52 @@ def test_a_float_oracle_that_is_no_head_is_not_rescaled_forever():
     with pytest.raises(OracleInconsistent):
         learn_single_head_biased(CallableOracle(liar, d=2, accuracy="1e-12"), mode="float")
     assert calls["n"] < 200
+
+
+def test_a_bias_free_learners_certificate_never_holds_for_a_head_with_biases():
+    """(W − c'1ᵀ, v, c', 0) answers every Theorem 4.1 probe as (W, v) does (their last tokens' entries
+    sum to 1): a bias-free certificate must not certify it."""
+    import dataclasses
+
+    from exact.learn import learn_low_rank
+
+    T = SingleHead([[1, "-2/3"], [0, 5]], ["1/2", 3])
+    cert = learn_single_head(ExactOracle(T), checks=0).certificate
+    cp = [Fraction(7), Fraction(-3, 2)]
+    forged = SingleHead([[T.W[i][j] - cp[i] for j in range(2)] for i in range(2)], T.v, c=cp)
+    assert forged != T
+    for i in range(2):  # the forgery answers the whole transcript as T does
+        X = cert.transcript[-1 - i].X
+        assert forged.exact(X) == T.exact(X)
+    report = dataclasses.replace(cert, model=forged).check()
+    assert not report.holds and "has biases" in report.message
+    low = SingleHead.random(3, seed=2, rank=1)
+    lcert = learn_low_rank(ExactOracle(low), rank=1, checks=0).certificate
+    assert not dataclasses.replace(lcert, model=SingleHead(low.W, low.v, b=1)).check().holds
+    assert learn_single_head(ExactOracle(T), checks=0).assumptions == ("among bias-free single heads",)
+
+
+def test_the_float_estimate_counts_the_error_b_passes_on_to_v():
+    """v_i = f([e_i]) − b carries both answers' errors: answers off by the declared accuracy in
+    opposite directions make v off by twice it, and the estimate must say so."""
+    T = SingleHead([["1/8", "-1/16"], ["1/32", "1/8"]], [100, -80], c=["1/16", "-1/8"], b="3/10")
+    acc = 1e-6
+
+    def fn(X):
+        off = (acc if not X.any() else -acc) if X.shape[0] == 1 else 0.0
+        return float(T.float(X)) + off
+
+    r = learn_single_head_biased(CallableOracle(fn, d=2, accuracy=acc), mode="float", w_bound="1/2")
+    err = max(abs(float(x) - float(y)) for x, y in zip(r.model.parameters(), T.parameters()))
+    assert err > 1.5 * acc and err <= r.error_estimate
+
+
+def test_a_float_answers_certificate_recomputes_the_rounding_bound_of_the_head_with_biases():
+    """On a grid, the certificate recomputes each float answer's rounding bound from the certified
+    model; with biases that is the biased head's computation (the bias-free one's bound of [0] is 0)."""
+    truth = SingleHead([[1]], [1], b="1/3")
+    r = learn_single_head_biased(FloatOracle(truth), grid="rational:3")
+    assert r.exact and r.model == truth and r.certificate.check().holds
+    h = SingleHead([["1791/2048"]], ["1955/32768"], c=["513/512"], b="-1209/1024")
+    r2 = learn_single_head_biased(FloatOracle(h), grid="float16", check_seed=0)
+    assert r2.model == h and r2.certificate.check().holds

@@ -70,7 +70,7 @@ def test_forged_checks_of_equal_tokens_do_not_make_a_wrong_model_hold():
 
     W, w = [[1, 2], [0, 1]], [1, "1/2"]
     black_box = MultiHead([(W, w), ([[-x for x in r] for r in W], w)])
-    r = learn_single_head(ExactOracle(black_box), checks=0)  # (0, 2w): exact only among single heads
+    r = learn_single_head(ExactOracle(black_box), checks=0)  # (0, 2w): exact only among bias-free single heads
     oracle = ExactOracle(black_box)
     forged = tuple(Query(X, oracle.query(X)) for X in (Sequence.from_rows([[1, 2]] * 3), Sequence.from_rows([[3, 1]] * 4)))
     cert = dataclasses.replace(r.certificate, checks=forged, check_seed=0, assumptions=())
@@ -422,7 +422,7 @@ def test_a_sequence_that_equals_everything_cannot_stand_in_for_a_query():
     assert not report.holds and "probe set" in report.message  # as real sequences they are not the probe set
 
 
-@pytest.mark.parametrize("assumptions", ["among single heads", ("among single heads", 3), (None,), [b"bytes"]])
+@pytest.mark.parametrize("assumptions", ["among bias-free single heads", ("among bias-free single heads", 3), (None,), [b"bytes"]])
 def test_assumptions_must_be_a_tuple_of_strings(exact_run, assumptions):
     """A stated assumption is text a reader checks; anything else is refused when the certificate is built."""
     with pytest.raises(InvalidArgument, match="assumptions: expected a tuple of strings"):

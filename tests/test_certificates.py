@@ -28,7 +28,7 @@ from exact.oracles import CallableOracle, ExactOracle, FloatAnswer, FloatOracle,
 from test_oracles import mp_single_head
 
 SCOPE = (
-    "the single-head learner's probe set, which identifies the model among single heads; "
+    "the single-head learner's probe set, which identifies the model among bias-free single heads; "
     "the model class checked by 2 random queries of lengths 3–4; "
     "assuming it is independent of the check seed (drawn afresh by the learner)"
 )
@@ -210,14 +210,14 @@ def test_without_verification_queries_the_assumptions_must_be_stated(learned):
     cert = result.certificate
     assert _reason(cert, checks=()) == (
         "the certificate holds no verification query, yet does not state the assumptions its claim then rests on: "
-        "among single heads"
+        "among bias-free single heads"
     )
-    stated = dataclasses.replace(cert, checks=(), assumptions=("among single heads",))
+    stated = dataclasses.replace(cert, checks=(), assumptions=("among bias-free single heads",))
     report = stated.check()
     assert report.holds and report.checked == 12
     assert report.message == (
         "certificate holds: the model's values are exactly equal to all 12 answers (the single-head learner's probe "
-        "set, which identifies the model among single heads; assuming it is among single heads)"
+        "set, which identifies the model among bias-free single heads; assuming it is among bias-free single heads)"
     )
 
 
@@ -253,7 +253,7 @@ def test_grid_mode_on_an_exact_oracle_refuses_an_off_grid_truth():
 
 def test_json_round_trip_keeps_checks_grid_and_assumptions(learned):
     _, _, result = learned
-    for cert in (result.certificate, dataclasses.replace(result.certificate, checks=(), assumptions=("among single heads",))):
+    for cert in (result.certificate, dataclasses.replace(result.certificate, checks=(), assumptions=("among bias-free single heads",))):
         data = certificate_to_json(cert)
         assert data["learner"] == "single-head" and len(data["checks"]) == len(cert.checks)
         back = certificate_from_json(data, model_from_json=model_from_json)
@@ -268,7 +268,7 @@ def test_json_round_trip_keeps_checks_grid_and_assumptions(learned):
     (dict(conditions={"max_rank": 2}), r"^certificate: conditions: 'max_rank' is not a condition of learner 'single-head'"),
     (dict(learner="single_head"), r"^certificate: learner: unknown learner 'single_head'; registered: "),
     (dict(grid="float31"), r"^grid: expected 'rational:Q', "),
-    (dict(assumptions="among single heads"), r"^certificate: expected assumptions as a list of strings$"),
+    (dict(assumptions="among bias-free single heads"), r"^certificate: expected assumptions as a list of strings$"),
 ])
 def test_json_refuses_what_the_registry_does_not_know(learned, change, match):
     _, _, result = learned

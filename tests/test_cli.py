@@ -267,7 +267,7 @@ def test_learn_text_output(model3, capsys):
     assert lines[3] == "exact       yes: equal to the model"
     assert lines[4] == (
         "certificate certificate holds: the model's values are exactly equal to all 14 answers (the single-head "
-        "learner's probe set, which identifies the model among single heads; the model class checked by 2 random "
+        "learner's probe set, which identifies the model among bias-free single heads; the model class checked by 2 random "
         "queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
     # the printed W and v are the model's entries
@@ -281,20 +281,20 @@ def test_learn_without_checks_states_the_assumption(model3, capsys):
     rc, out, err = run(capsys, "learn", "single-head", "--model", path, "--checks", 0)
     assert rc == 0 and err == ""
     lines = out.splitlines()[1:]
-    assert lines[2] == "checks      none (--checks 0): the result holds among single heads"
-    assert lines[3] == "exact       yes: equal to the model (among single heads)"
+    assert lines[2] == "checks      none (--checks 0): the result holds among bias-free single heads"
+    assert lines[3] == "exact       yes: equal to the model (among bias-free single heads)"
     assert lines[4] == (
         "certificate certificate holds: the model's values are exactly equal to all 12 answers (the single-head "
-        "learner's probe set, which identifies the model among single heads; assuming it is among single heads)"
+        "learner's probe set, which identifies the model among bias-free single heads; assuming it is among bias-free single heads)"
     )
     rc, out, err = run(capsys, "learn", "single-head", "--model", path, "--checks", 0, "--json")
     assert rc == 0 and err == ""
     result = json.loads(out)
     assert (result["queries"], result["verification_queries"]) == (12, 0)
-    assert result["assumptions"] == ["among single heads"] and result["claim"] == "exact among single heads"
+    assert result["assumptions"] == ["among bias-free single heads"] and result["claim"] == "exact among bias-free single heads"
     assert result["certificate"]["covers"] == (
-        "the single-head learner's probe set, which identifies the model among single heads; "
-        "assuming it is among single heads"
+        "the single-head learner's probe set, which identifies the model among bias-free single heads; "
+        "assuming it is among bias-free single heads"
     )
 
 
@@ -381,7 +381,7 @@ def test_learn_json(model3, capsys):
     assert result["verification_queries"] == 2 and result["details"]["checks"]["lengths"] == [3, 4]
     assert result["assumptions"] == [] and result["claim"] == "exact"
     covers = (
-        "the single-head learner's probe set, which identifies the model among single heads; "
+        "the single-head learner's probe set, which identifies the model among bias-free single heads; "
         "the model class checked by 2 random queries of lengths 3–4; "
         "assuming it is independent of the check seed (drawn afresh by the learner)"
     )
@@ -757,7 +757,7 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
         "holds": True, "kind": "exact", "checked": 26 + 2, "failed": 0, "failures": [], "reason": None
     }
     assert got["message"].endswith(
-        "(the low-rank learner's probe set, which identifies the model among single heads of rank <= 2, "
+        "(the low-rank learner's probe set, which identifies the model among bias-free single heads of rank <= 2, "
         "for a sketch generic for W (its seed independent of W); "
         "the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
@@ -791,7 +791,7 @@ def test_rank_bound_below_the_truth_is_an_error_with_checks(low_rank_file, capsy
     assert rc == 2 and out == ""
     line = assert_one_line_error(err)
     assert line.startswith(f"{ERROR_PREFIX} not a single head of rank <= 1: the learned model does not reproduce")
-    assert "the learner's result holds only among single heads; among heads of rank <= 1; for a sketch generic" in line
+    assert "the learner's result holds only among bias-free single heads; among heads of rank <= 1; for a sketch generic" in line
 
 
 def test_rank_bound_below_the_truth_without_checks_reports_the_difference(low_rank_file, capsys):
@@ -800,12 +800,12 @@ def test_rank_bound_below_the_truth_without_checks_reports_the_difference(low_ra
     rc, out, err = run(capsys, "learn", "low-rank", "--model", path, "--rank", 1, "--checks", 0)
     assert rc == 1 and err == ""
     lines = out.splitlines()
-    assert "checks      none (--checks 0): the result holds among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in lines
-    assert "exact       NO: differs from the model (among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))" in lines
+    assert "checks      none (--checks 0): the result holds among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in lines
+    assert "exact       NO: differs from the model (among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))" in lines
     assert any(line.startswith("rank        1 (within the given bound; sketch seed ") for line in lines)
     assert any(
         line.startswith("certificate certificate holds")
-        and line.endswith("assuming it is among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))")
+        and line.endswith("assuming it is among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))")
         for line in lines
     )
 

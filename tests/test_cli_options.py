@@ -132,7 +132,7 @@ def test_json_carries_the_certificate_verdict_and_the_comparison(tmp_path, capsy
     assert data["queries"] == 12 and data["verification_queries"] == 2 and data["assumptions"] == []
     cert = data["certificate"]
     assert cert["kind"] == "exact" and cert["holds"] is True
-    assert "identifies the model among single heads" in cert["covers"]
+    assert "identifies the model among bias-free single heads" in cert["covers"]
 
 
 def test_rank_bound_below_the_truth_is_an_error_not_an_exact_result(tmp_path, capsys):
@@ -151,11 +151,11 @@ def test_without_checks_a_wrong_rank_is_reported_with_its_assumption_and_exit_1(
     if json_mode:
         data = json.loads(out)
         assert data["equals_model"] is False and data["exact"] is True
-        assert data["assumptions"] == ["among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)"]
-        assert data["claim"] == "exact among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)"
+        assert data["assumptions"] == ["among bias-free single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)"]
+        assert data["claim"] == "exact among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)"
         assert data["certificate"]["holds"] is True and "among heads of rank <= 1" in data["certificate"]["covers"]
     else:
-        assert "NO: differs from the model (among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))" in out
+        assert "NO: differs from the model (among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))" in out
         assert "checks      none (--checks 0)" in out
 
 

@@ -174,7 +174,7 @@ def test_one_failed_verification_query_is_reported():
 def test_a_failed_check_after_an_unreplayed_grid_identification_says_so():
     with pytest.raises(OracleInconsistent, match=r"identified on grid float32 without a replay, and may be off it$"):
         learn_single_head(ExactOracle(_dyadic_mirror()), grid="float32", certify=False)
-    with pytest.raises(OracleInconsistent, match=r"holds only among single heads$"):
+    with pytest.raises(OracleInconsistent, match=r"holds only among bias-free single heads$"):
         learn_single_head(ExactOracle(_dyadic_mirror()), grid="float32")
 
 

@@ -1,6 +1,7 @@
 """Real torch models: nn.MultiheadAttention heads learned within their stated guarantees."""
 
 import json
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -293,3 +294,29 @@ def test_torch_top_left_causal_mask_is_another_function():
     assert torch.equal(top_left[0, 0, 0], v[0, 0, 0])
     assert torch.allclose(F.scaled_dot_product_attention(q, k, v, attn_mask=causal_lower_right(1, 3)),
                           F.scaled_dot_product_attention(q, k, v))
+
+
+def test_measured_bounds_hold_and_make_float32_bounds_say_something_at_d_32():
+    """bound="measured": each answer's error is its distance to the exact value of the module's
+    weights.  The noisy learners' certified bounds then hold at about 1e-4·‖W‖_F (the derived
+    worst-case bound gives 0.7–1·‖W‖_F there)."""
+    d = 32
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(d, 1, bias=False, dtype=torch.float32).eval()
+    w = torch.randn(d)
+    truth = native_model(mha, w)
+    o = TorchOracle(mha, w, bound="measured")
+    rng = np.random.default_rng(5)
+    seqs = [Sequence.from_rows(rng.standard_normal((n, d)).tolist()) for n in (1, 2, 3)]
+    for X, y in zip(seqs, o.query_batch(seqs)):
+        lo, hi = ball_interval(truth.exact(X).ball(300))
+        yq = Fraction(float(y))  # exact arithmetic: a float difference would round
+        assert max(yq - lo, hi - yq) <= Fraction(y.error) and y.error < TorchOracle(mha, w).query(X).error
+    W = np.array(truth.to_numpy()[0])
+    r = learn_noisy_frame(TorchOracle(mha, w, bound="measured"), w_bound=1, token_norm=1)
+    err = np.linalg.norm(np.array(r.model.to_numpy()[0]) - W)
+    assert err <= r.error_bound.W_frobenius < 0.1 * np.linalg.norm(W)
+    with pytest.raises(InvalidArgument, match="bound: expected 'derived' or 'measured'"):
+        TorchOracle(mha, w, bound="tight")
+    with pytest.raises(InvalidArgument, match="2 heads with biases"):
+        TorchOracle(torch.nn.MultiheadAttention(4, 2).eval(), torch.ones(4), bound="measured")

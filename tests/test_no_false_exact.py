@@ -83,11 +83,11 @@ def test_rank_bound_below_the_truth_without_checks_says_what_it_assumes():
     truth = _rank2()
     r = learn_low_rank(ExactOracle(truth), rank=1, checks=0)
     assert r.model != truth  # the learner alone cannot see the violation...
-    assert r.exact and r.assumptions == ("among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)")  # ...so it says so
-    assert r.claim == "exact among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)"
+    assert r.exact and r.assumptions == ("among bias-free single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)")  # ...so it says so
+    assert r.claim == "exact among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)"
     assert r.certificate.assumptions == r.assumptions
     report = r.certificate.check()
-    assert report.holds and "assuming it is among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in report.message
+    assert report.holds and "assuming it is among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W)" in report.message
     # dropping the stated assumption from the certificate makes it fail
     import dataclasses
 
@@ -142,9 +142,9 @@ def test_a_multihead_that_matches_a_single_head_up_to_length_2_is_refused(mode):
 def test_without_checks_the_result_says_among_single_heads():
     multi, fake = _mirror()
     r = learn_single_head(ExactOracle(multi), checks=0)
-    assert r.model == fake and r.exact  # exact *among single heads*, and labelled so
-    assert r.assumptions == ("among single heads",) and r.claim == "exact among single heads"
-    assert r.verification_queries == 0 and r.certificate.assumptions == ("among single heads",)
+    assert r.model == fake and r.exact  # exact *among bias-free single heads*, and labelled so
+    assert r.assumptions == ("among bias-free single heads",) and r.claim == "exact among bias-free single heads"
+    assert r.verification_queries == 0 and r.certificate.assumptions == ("among bias-free single heads",)
 
 
 def test_checks_are_counted_apart_and_use_fresh_randomness():
@@ -169,7 +169,7 @@ def test_hand_made_low_rank_certificate_of_repeated_basis_queries_fails():
         transcript = tuple(Query(X, a) for X, a in zip([Sequence.basis(2, 0)] * 5, oracle.query_batch([[[1, 0]]] * 5)))
         for conditions in ({"rank": 1, "sketch_seed": 0}, {"sketch_seed": 7}):
             cert = Certificate(truth, transcript, learner="low-rank", conditions=conditions,
-                               assumptions=("among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)"))
+                               assumptions=("among bias-free single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)"))
             report = cert.check()
             assert not report.holds
             assert "not the low-rank learner's probe set" in report.message

@@ -302,7 +302,7 @@ def test_the_refining_pass_uses_larger_logit_scales_only_where_the_pilot_certifi
     _certified(r, truth)
     assert r.details["learner"] == "refine" and r.details["token_norm"] == "1"
     assert r.assumptions == ("‖W‖_F <= w_bound = 8", "every answer within the oracle's declared error bound",
-                             "among single heads")
+                             "among bias-free single heads")
 
 
 def test_refine_keeps_the_pilot_s_scales_where_nothing_was_learned():

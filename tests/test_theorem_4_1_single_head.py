@@ -239,7 +239,7 @@ def test_an_oracle_that_is_not_a_single_head_is_caught_by_the_checks(arithmetic)
     with pytest.raises(
         OracleInconsistent,
         match=rf"^not a single head: the learned model does not reproduce {how} 2 of 2 random "
-        r"verification queries \(first of length 3\); the learner's result holds only among single heads$",
+        r"verification queries \(first of length 3\); the learner's result holds only among bias-free single heads$",
     ):
         learn_single_head(oracle, mode=arithmetic)
     assert oracle.count == 6 + CHECKS
@@ -250,20 +250,20 @@ def test_without_checks_the_result_states_its_assumption(arithmetic):
     oracle = ExactOracle(two)
     r = learn_single_head(oracle, mode=arithmetic, checks=0)
     assert r.queries == oracle.count == 6 and r.verification_queries == 0 and r.total_queries == 6
-    assert r.assumptions == ("among single heads",)
+    assert r.assumptions == ("among bias-free single heads",)
     assert dict(r.details["checks"]) == {"queries": 0, "lengths": (), "seed": None}
     if arithmetic == "float":
         assert not r.exact and r.certificate is None and _max_error(r, impostor) <= r.error_estimate
         return
-    assert r.model == impostor  # the single head the d² + d answers identify, among single heads
-    assert r.exact and r.claim == "exact among single heads"
+    assert r.model == impostor  # the single head the d² + d answers identify, among bias-free single heads
+    assert r.exact and r.claim == "exact among bias-free single heads"
     cert = r.certificate
-    assert cert.assumptions == ("among single heads",) and cert.checks == ()
+    assert cert.assumptions == ("among bias-free single heads",) and cert.checks == ()
     report = cert.check()
     assert report.holds and report.checked == 6
     assert report.message == (
         "certificate holds: the model's values are exactly equal to all 6 answers (the single-head learner's "
-        "probe set, which identifies the model among single heads; assuming it is among single heads)"
+        "probe set, which identifies the model among bias-free single heads; assuming it is among bias-free single heads)"
     )
 
 

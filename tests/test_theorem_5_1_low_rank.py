@@ -405,7 +405,7 @@ def test_certificate_records_and_enforces_the_rank_bound():
     found = learn_low_rank(ExactOracle(model), seed=0)
     assert found.certificate.conditions == {"sketch_seed": 0}  # no bound was assumed
     assert found.certificate.check().message.endswith(
-        "which identifies the model among single heads (rank found by exact rank tests), "
+        "which identifies the model among bias-free single heads (rank found by exact rank tests), "
         "for a sketch generic for W (its seed independent of W); "
         "the model class checked by 2 random queries of lengths 3–4; assuming it is independent of the check seed (drawn afresh by the learner))"
     )
@@ -504,7 +504,7 @@ def test_rank_bound_below_the_truth_is_caught_by_the_verification_queries(given,
     with pytest.raises(
         OracleInconsistent,
         match=rf"^not a single head of rank <= {given}: the learned model does not reproduce exactly [12] of 2 "
-        r"random verification queries \(first of length [34]\); the learner's result holds only among single "
+        r"random verification queries \(first of length [34]\); the learner's result holds only among bias-free single "
         rf"heads; among heads of rank <= {given}; for a sketch generic for W \(its seed independent of W\)$",
     ):
         learn_low_rank(oracle, rank=given, mode=exact_arithmetic)
@@ -527,19 +527,19 @@ def test_rank_bound_below_the_truth_without_checks_returns_a_wrong_answer_under_
     assert result.model.rank == given and result.details["rank"] == given
     assert result.details["rank_known"] is True
     assert result.queries == oracle.count == low_rank_query_count(d, given) and result.verification_queries == 0
-    assumptions = ("among single heads", f"among heads of rank <= {given}", "for a sketch generic for W (its seed independent of W)")
+    assumptions = ("among bias-free single heads", f"among heads of rank <= {given}", "for a sketch generic for W (its seed independent of W)")
     assert result.assumptions == assumptions
-    assert result.exact and result.claim == f"exact among single heads, among heads of rank <= {given}, for a sketch generic for W (its seed independent of W)"
+    assert result.exact and result.claim == f"exact among bias-free single heads, among heads of rank <= {given}, for a sketch generic for W (its seed independent of W)"
     cert = result.certificate
     assert cert.assumptions == assumptions and cert.checks == ()
     report = cert.check()
     assert report.holds and report.kind == "exact" and report.checked == result.queries
     assert report.message.endswith(
-        f"(the low-rank learner's probe set, which identifies the model among single heads of rank <= {given}, {G}; "
-        f"assuming it is among single heads, among heads of rank <= {given}, for a sketch generic for W (its seed independent of W))"
+        f"(the low-rank learner's probe set, which identifies the model among bias-free single heads of rank <= {given}, {G}; "
+        f"assuming it is among bias-free single heads, among heads of rank <= {given}, for a sketch generic for W (its seed independent of W))"
     )
     # a certificate without checks must state the assumptions its claim rests on
-    silent = dataclasses.replace(cert, assumptions=("among single heads",))
+    silent = dataclasses.replace(cert, assumptions=("among bias-free single heads",))
     assert silent.check().reason == (
         "the certificate holds no verification query, yet does not state the assumptions its claim then rests on: "
         f"among heads of rank <= {given}; {G}"
@@ -576,16 +576,16 @@ def test_a_fixed_public_seed_can_be_targeted_which_is_why_the_default_is_fresh()
     assert truth.rank == 1
     # the targeted sketch sees W B = 0; the verification queries (fresh randomness) expose the rank-0 answer
     oracle = ExactOracle(truth)
-    with pytest.raises(OracleInconsistent, match=r"holds only among single heads; among heads of rank <= 1; for a sketch"):
+    with pytest.raises(OracleInconsistent, match=r"holds only among bias-free single heads; among heads of rank <= 1; for a sketch"):
         learn_low_rank(oracle, rank=1, seed=0)
     assert oracle.count == 4 + 4 * 1 + CHECKS  # v, one sketch column of rank 0 (no row sketch), the checks
     # without them the wrong answer is returned, labelled with the assumptions it rests on
     # (both hold for this truth: the failure is the sketch's genericity, which a public seed lets W target)
     targeted = learn_low_rank(ExactOracle(truth), rank=1, seed=0, checks=0)
     assert targeted.model != truth and targeted.details["rank"] == 0
-    assert targeted.assumptions == ("among single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)")
+    assert targeted.assumptions == ("among bias-free single heads", "among heads of rank <= 1", "for a sketch generic for W (its seed independent of W)")
     assert targeted.certificate.assumptions == targeted.assumptions
-    assert targeted.certificate.check().message.endswith("assuming it is among single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))")
+    assert targeted.certificate.check().message.endswith("assuming it is among bias-free single heads, among heads of rank <= 1, for a sketch generic for W (its seed independent of W))")
     fresh = learn_low_rank(ExactOracle(truth), rank=1)
     assert fresh.model == truth and fresh.verification_queries == CHECKS
 

@@ -445,14 +445,14 @@ def test_the_result_states_its_assumptions_and_its_plan():
     truth = SingleHead.gaussian(2, seed=0)
     r = learn_noisy(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=4, token_norm=Fraction(3, 8))
     assert r.assumptions == ("|W_ij| <= ‖W‖_F <= w_bound = 4", "every answer within the oracle's declared error bound",
-                             "among single heads")
+                             "among bias-free single heads")
     assert r.details.to_json() == {"checks": {"queries": 0, "lengths": [], "seed": None}, "learner": "paper",
                                    "token_norm": "3/8", "w_bound": "4", "A": "1/4", "B": "1/8", "lambda": "1/8"}
     assert len(r.details) == 7 and r.details["lambda"] == "1/8"
     assert r.claim.startswith("approximate (certified: ‖ΔW‖_F <= ") and "assuming |W_ij| <= ‖W‖_F <= w_bound = 4" in r.claim
     f = learn_noisy_frame(NoisyOracle(truth, "uniform:1e-6", seed=0), w_bound=4, token_norm=Fraction(3, 8))
     assert f.assumptions == ("‖W‖_F <= w_bound = 4", "every answer within the oracle's declared error bound",
-                             "among single heads")
+                             "among bias-free single heads")
     assert set(f.details) == {"checks", "learner", "token_norm", "w_bound", "beta", "projected"} and len(f.details) == 6
     assert (f.details["learner"], f.details["token_norm"], f.details["w_bound"]) == ("frame", "3/8", "4")
     assert f.details["projected"] in (True, False)

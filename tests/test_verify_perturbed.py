@@ -215,6 +215,7 @@ PERTURBATIONS = {
     "tampered certificate is rejected": [_certifier],
     "out-of-range answer raises OracleInconsistent": [L("single-head", SWALLOW)],
     "Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (certified)": [L("low-rank", EXACT), L("low-rank", COUNT)],
+    "Thm 5.1 sketch (beyond): float answers": [L("low-rank", BOUND), L("low-rank", COUNT)],
     "Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (symbolic)": [L("low-rank", EXACT), L("low-rank", COUNT)],
     "Thm 5.1 sketch, rank found": [L("low-rank", EXACT), L("low-rank", COUNT)],
     "Thm 5.1 CS learner": [L("low-rank-cs", BOUND), L("low-rank-cs", COUNT)],

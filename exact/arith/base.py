@@ -112,3 +112,7 @@ class Arithmetic:
     def errors(self) -> float:
         """The largest estimated parameter error (0 for exact arithmetics)."""
         return 0.0
+
+    def add_error(self, error: float) -> None:
+        """Count ``error``, a parameter's estimated error that a learner derived itself (such as
+        ``v_i = f([e_i]) − b``, which carries both answers' errors), in :meth:`errors`."""

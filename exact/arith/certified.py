@@ -331,15 +331,15 @@ class _Value:
 
     def ball(self) -> arb:
         y = self.arith.ball(self.answer, self.prec)
-        self.last = y
-        if self.offset is None:
-            return y
-        old = ctx.prec
-        try:
-            ctx.prec = self.prec
-            return y - self.offset
-        finally:
-            ctx.prec = old
+        if self.offset is not None:
+            old = ctx.prec
+            try:
+                ctx.prec = self.prec
+                y = y - self.offset
+            finally:
+                ctx.prec = old
+        self.last = y  # the quantity's ball (answer − offset): what a refusal reports
+        return y
 
     def refine(self) -> None:
         interval = ball_interval(self.last) if self.last is not None else None

@@ -7,9 +7,9 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import OracleInconsistent, PrecisionInsufficient
+from ..errors import ExactAttentionError, OracleInconsistent, PrecisionInsufficient
 from ..numbers import approx
-from ..oracles import FloatAnswer
+from ..oracles import ExactAnswer, FloatAnswer
 from ..protocols import Oracle
 from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, Measurement, Names
 
@@ -32,8 +32,13 @@ def _floats(answers: Sequence[Answer]) -> np.ndarray:
     bad = np.flatnonzero(~np.isfinite(out))
     if bad.size:
         i = int(bad[0])
+        a = answers[i]
+        try:
+            size = f"about {approx(a)}"
+        except ExactAttentionError:  # an exact answer: its ball says how large it is
+            size = f"about {a.ball(64).str(5, radius=False)}" if isinstance(a, ExactAnswer) else "not finite"
         raise OracleInconsistent(
-            f"answer #{i} is about {approx(answers[i])}, beyond float64's range: float mode cannot use it "
+            f"answer #{i} is {size}, beyond float64's range: float mode cannot use it "
             "(use mode='certified' with a grid)"
         )
     return out
@@ -62,7 +67,8 @@ class FloatArithmetic(Arithmetic):
             own = np.array([a.error for a in answers if isinstance(a, FloatAnswer)])
             base = float(self.oracle.accuracy) + float(self.oracle.rtol) * np.abs(y)
             return (base + own) * (1 + 2.0**-50) + 2.0**-53 * np.abs(y)
-        return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-53 * np.abs(y)
+        # an exact answer's float() is close to, not always the nearest, float64: 2^-49 covers it
+        return np.array([float(self.oracle.error_bound(a)) for a in answers]) + 2.0**-49 * np.abs(y) + 2.0**-1070
 
     def values(self, answers: Sequence[Answer], names: Sequence[str], offset: Fraction | float | None = None) -> list[float]:
         y = _floats(answers)
@@ -124,16 +130,36 @@ class FloatArithmetic(Arithmetic):
             m = int(np.flatnonzero(bad)[0])
             raise PrecisionInsufficient(
                 f"float mode: measurement #{m} saturated (softmax weight {alpha[m]:.3g} is not strictly inside "
-                "(0, 1)): the logit is too large for float64 at this probe scale; pass a larger w_bound, "
-                "or use mode='certified'"
+                "(0, 1)): the logit is too large for float64 at this probe scale, or the answers' errors swamp "
+                "the probe's signal; use smaller probe scales (a larger w_bound, or the default adaptive ones), "
+                "a more accurate oracle, or mode='certified'"
             )
-        ell = np.log(alpha) - np.log1p(-alpha)
         base_err = np.array([m.base_err for m in measurements])
         slope_err = np.array([m.slope_err for m in measurements])
-        d_alpha = (self._err(answers) + base_err + np.abs(alpha) * slope_err) / np.abs(slope)
+        d_alpha = self.weight_errors(answers, measurements)
+        reach = (alpha - d_alpha <= 0) | (alpha + d_alpha >= 1)
+        if reach.any():
+            m = int(np.flatnonzero(reach)[0])
+            raise PrecisionInsufficient(
+                f"float mode: measurement #{m}'s softmax weight {alpha[m]:.3g} is known only to ±{d_alpha[m]:.2g}, "
+                "which reaches 0 or 1: any larger logit fits it (a saturated probe hidden by the answers' errors); "
+                "use smaller probe scales (the default adaptive ones, or a larger w_bound), or a more accurate oracle"
+            )
+        ell = np.log(alpha) - np.log1p(-alpha)
         d_ell = d_alpha / (alpha * (1 - alpha))
         return ell / scale, d_ell / scale
 
+    def weight_errors(self, answers: Sequence[Answer], measurements: Sequence[Measurement]) -> np.ndarray:
+        """Bounds on the errors of the softmax weights ``α = (y − base)/slope``: with ``y = y* + δy`` and so
+        on, ``α − α* = (δy − δbase − α*·δslope)/slope``, and the true weight ``α*`` lies in [0, 1]."""
+        base_err = np.array([m.base_err for m in measurements])
+        slope_err = np.array([m.slope_err for m in measurements])
+        slope = np.array([float(m.slope) for m in measurements])
+        return (self._err(answers) + base_err + slope_err) / np.abs(slope)
+
     def errors(self) -> float:
         return self._max_error
+
+    def add_error(self, error: float) -> None:
+        self._max_error = max(self._max_error, float(error))
 

@@ -28,19 +28,23 @@ def ask_rescaled(run, seqs: list, meas: list, rebuild: Callable[[int], tuple]) -
     queries were asked again.  ``seqs`` and ``meas`` are updated in place.  A probe still outside
     after the last round, or whose softmax weight lies far outside [0, 1] (no head gives that at any
     scale), is left to the arithmetic, which refuses it with its cause."""
+    from ..arith.floating import _floats
+
     answers = list(run.ask(seqs))
     lo, hi = 1 / (1 + math.exp(LOGIT_CAP)), 1 / (1 + math.exp(-LOGIT_CAP))
     again = 0
     for _ in range(MAX_RESCALES):
-        y = np.array([float(a) for a in answers])
+        y = _floats(answers)  # refuses answers beyond float64's range
         base = np.array([float(m.base) for m in meas])
         slope = np.array([float(m.slope) for m in meas])
         with np.errstate(divide="ignore", invalid="ignore"):
             alpha = (y - base) / slope
-        # saturated (near 0 or 1), not far outside [0, 1]: no head answers that, and a smaller scale
-        # cannot help; the arithmetic refuses it, naming the likely causes
+            spread = run.arith.weight_errors(answers, meas)
+        # saturated (near 0 or 1, or its error interval reaching them), not far outside [0, 1]: no head
+        # answers that, and a smaller scale cannot help; the arithmetic refuses it, naming the causes
         near = (alpha > -0.25) & (alpha < 1.25)
-        bad = [int(i) for i in np.flatnonzero(near & ~((alpha > lo) & (alpha < hi)))]
+        inside = (alpha > lo) & (alpha < hi) & (alpha - spread > 0) & (alpha + spread < 1)
+        bad = [int(i) for i in np.flatnonzero(near & ~inside)]
         if not bad:
             break
         run.require(len(bad), "re-scaled probes")

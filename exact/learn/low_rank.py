@@ -411,7 +411,18 @@ def _learn_float(oracle, *, rank, seed, checks, check_seed, biases=False) -> Lea
     with run:
         model, est, facts = learn_low_rank_float(run, rank=rank, seed=seed, biases=biases)
         conditions = {"sketch_seed": facts["seed"]} | ({"rank": rank} if rank is not None else {})
-        return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts))
+        # float answers cannot rule out a direction of W below their noise, and two verification queries
+        # within a float estimate are weak evidence: the rank is always stated
+        if rank is not None:
+            standing: tuple = (f"among heads of rank <= {rank}",)
+        elif facts["rank"] < d:
+            gap = facts["gap"]
+            standing = (f"rank(W) = {facts['rank']}, found at a singular-value gap"
+                        + (f" of {gap:.3g}" if gap else "") + " (a direction of W below the answers' noise can hide)",)
+        else:
+            standing = ()
+        return run.finish(model, conditions=conditions, error_estimate=est, details=LowRankFloatDetails(**facts),
+                          standing=standing)
 
 
 @dataclass(frozen=True)
@@ -442,6 +453,9 @@ class LowRankDetails(Details):
 def _check_certificate(model, transcript, conditions) -> str | None:
     """Rebuild the learner's probe set from the certified model, its rank bound and the sketch seed."""
     d = model.d
+    if getattr(model, "biased", False):
+        return ("the certified head has biases (c or b nonzero), which the sketch's probe set does not identify; "
+                "the exact low-rank learner certifies bias-free heads only")
     if not any(model.v):
         return "v = 0, so no query depends on W: the transcript cannot identify it"
     seed = conditions.get("sketch_seed")
@@ -482,12 +496,12 @@ GENERIC = "for a sketch generic for W (its seed independent of W)"
 def _scope(conditions) -> str:
     r = conditions.get("rank")
     rank = f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)"
-    return f"among single heads{rank}, {GENERIC}"
+    return f"among bias-free single heads{rank}, {GENERIC}"
 
 
 def _unchecked(conditions) -> tuple:
     r = conditions.get("rank")
-    return ("among single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
+    return ("among bias-free single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
 
 
 def _count_text(result) -> str:

@@ -236,9 +236,17 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
                 break
     bias_kw = dict(c=c_vec.tolist(), b=float(b)) if biases else {}
     bias_err = max(c_err, float(b_err)) if biases else 0.0
+    if r:  # a given rank above the sketch's: the rows and columns that span it, as the exact learner does
+        T0 = np.array(t_cols).T
+        r = min(r, len(_greedy_rows(T0.T, r)))
     if r == 0:
+        # W = 0 within the sketch: the estimate keeps v's errors and what a left-out direction could hold
+        U2 = float(np.linalg.norm(U, 2))
+        Bm = np.array([[float(x) for x in b] for b in cols]).T if cols else np.zeros((d, 0))
+        hidden = (float(np.abs(np.array(t_cols)).max()) + truncated) * U2 * (float(np.linalg.norm(np.linalg.pinv(Bm), 2))
+                                                                            if cols else 0.0) if cols else 0.0
         model = SingleHead([[0] * d] * d, v, **bias_kw)
-        return model, bias_err, dict(rank=0, rank_known=rank is not None, seed=seed, gap=gap, core_condition=1.0,
+        return model, max(bias_err, max(v_err, default=0.0), hidden), dict(rank=0, rank_known=rank is not None, seed=seed, gap=gap, core_condition=1.0,
                                      rescaled=probes.rescaled, biases=biases)
     T = np.array(t_cols).T  # d × c: c = r, or r + 1 when the rank was found (the last column adds nothing)
     c = T.shape[1]
@@ -246,6 +254,8 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
     B = np.array([[float(x) for x in b] for b in cols]).T  # d × c
     P = _greedy_rows(T.T, r)  # r columns of T spanning its range
     K = _greedy_rows(T[:, P], r)
+    if len(P) < r or len(K) < r:  # pragma: no cover - r was cut to the greedy rank above
+        raise PrecisionInsufficient("low-rank float mode: the sketch's rank fell below r while choosing rows")
     J = _greedy_rows(B, c)
     Jc = [j for j in range(d) if j not in J]
     basis = {j: [Fraction(int(i == j)) for i in range(d)] for j in Jc}

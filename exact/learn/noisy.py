@@ -305,7 +305,7 @@ def learn_noisy(
         assumptions = (
             f"|W_ij| <= ‖W‖_F <= w_bound = {plan.w_bound}",
             "every answer within the oracle's declared error bound",
-            "among single heads",
+            "among bias-free single heads",
         )
         return run.finish(
             model,

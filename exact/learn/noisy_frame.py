@@ -447,7 +447,7 @@ def finish_frame(run: Run, W: np.ndarray, bound: np.ndarray, v_hat, tau_v, W_bou
         assumptions=(
             f"‖W‖_F <= w_bound = {W_bound}",
             "every answer within the oracle's declared error bound",
-            "among single heads",
+            "among bias-free single heads",
         ),
         details=dataclasses.replace(details, projected=projected, w_bound=str(W_bound)),
     )

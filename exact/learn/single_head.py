@@ -300,7 +300,7 @@ def learn_single_head(
         3 and 4, decided exactly, that catch an oracle which is not a single head
         (some multi-head models agree with a single head on every input of length
         ≤ 2).  They are counted in ``verification_queries``, not in ``queries``.
-        With ``checks=0`` the result is exact "among single heads".
+        With ``checks=0`` the result is exact "among bias-free single heads".
     check_seed : int or None
         Seed of the verification queries; ``None`` draws a fresh one.
 
@@ -427,6 +427,10 @@ class SingleHeadDetails(Details):
 def _check_certificate(model, transcript, conditions) -> str | None:
     """The transcript must be exactly the probe set the learner derives from the model's ``v``."""
     d = model.d
+    if getattr(model, "biased", False):
+        return ("the certified head has biases (c or b nonzero), which Theorem 4.1's probe set does not identify "
+                "(a head with biases agrees with a bias-free one on all of it); it is the single-head-biased "
+                "learner's to certify")
     if not any(model.v):
         return "v = 0, so no query depends on W: the transcript cannot identify it"
     expected = [Sequence.basis(d, i) for i in range(d)] + ProbePlan.choose(model.v).sequences()
@@ -446,8 +450,8 @@ SPEC = (
         count_formula="d² + d",
         conditions={},
         check_certificate=_check_certificate,
-        scope=lambda conditions: "among single heads",
-        unchecked=lambda conditions: ("among single heads",),
+        scope=lambda conditions: "among bias-free single heads",
+        unchecked=lambda conditions: ("among bias-free single heads",),
         options=(
             registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| (fixed probe scales that keep "
                             "logits in ±1; default: adaptive scales, re-asking a saturated probe at a smaller scale)"),

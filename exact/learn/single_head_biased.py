@@ -258,6 +258,7 @@ def learn_single_head_biased(
         names = [f"v[{i}]" for i in range(d)]
         v: list = arith.values(first[1:], names, offset=b)  # v_i = f([e_i]) − b, identified as such (on a grid too)
         v_err = [e + b_err for e in arith.value_errors(names)]
+        arith.add_error(max(v_err, default=0.0))  # v_i carries the errors of f([e_i]) and of b
         if all(abs(x) <= e for x, e in zip(v, v_err)):
             raise NotIdentifiable(
                 "v = 0" + ("" if arith.exact else " within the oracle's accuracy") + ": then f(X) = b for every X, "

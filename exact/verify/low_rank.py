@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import registry
 from ..models import SingleHead
-from ..oracles import ExactOracle
+from ..oracles import ExactOracle, FloatOracle
 from .budget import pick
 from .cases import LowRankCase
 from .core import Claim, Instance, Verdict, conditions
@@ -59,6 +59,28 @@ def _sketch_check(mode: str, *, rank_known: bool) -> Callable[[LowRankCase], Ver
                        f"{r.verification_queries} checks", {"d": d, "r": case.rank})
 
     return check
+
+
+def _float_head(d: int, r: int, seed: int) -> SingleHead:
+    """A Gaussian head of rank r with entries of order 1/d, as torch initialises them."""
+    rng = np.random.default_rng(seed)
+    K, Q = rng.standard_normal((r, d)) / np.sqrt(d), rng.standard_normal((r, d)) / np.sqrt(d)
+    return SingleHead(((K.T @ Q) / np.sqrt(r)).tolist(), rng.standard_normal(d).tolist())
+
+
+def _float_check(case: LowRankCase) -> Verdict:
+    oracle = FloatOracle(case.model)
+    r = registry.get("low-rank").learn(oracle, rank=case.rank, mode="float", seed=0)
+    err = _relative_error(r.model, case.model)
+    W, _ = case.model.to_numpy()
+    worst = float(np.abs(np.array(r.model.to_numpy()[0]) - W).max())
+    d = case.model.d
+    ok, why = conditions((err <= 1e-9, f"relative error {err:.2e} > 1e-9"),
+                         (worst <= r.error_estimate, f"error {worst:.2e} above its estimate {r.error_estimate:.2e}"),
+                         (not r.exact, "a float result labelled exact"))
+    count = LOW_RANK.check(oracle.count - r.verification_queries, reported=r.queries, d=d, r=case.rank)
+    return Verdict(ok, count, why, f"relative error {err:.1e}, estimate {r.error_estimate:.1e}",
+                   {"d": d, "r": case.rank, "error": err, "estimate": r.error_estimate})
 
 
 def _relative_error(learned, truth) -> float:
@@ -114,7 +136,11 @@ def low_rank_claims(*, budget: str = "standard") -> list[Claim[LowRankCase]]:
         for C in ("0.25", "0.5", "1", "1.5", "2", "2.5", "3", f"{DEFAULT_C:g}")
         for t in range(pick(budget, quick=1, standard=1, full=3))
     )
+    floats = tuple(Instance(f"float d={d} r={r}", LowRankCase(_float_head(d, r, seed=d + r), r))
+                   for d, r in pick(budget, quick=((16, 2), (32, 4)), standard=((16, 2), (32, 4), (64, 8)),
+                                    full=((16, 2), (32, 4), (64, 8), (128, 16))))
     return [
+        Claim("Thm 5.1 sketch (beyond): float answers, rel. error <= 1e-9 in 2rd−r²+d queries", floats, _float_check),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (certified)", inst, _sketch_check("certified", rank_known=True)),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (symbolic)", small, _sketch_check("symbolic", rank_known=True)),
         Claim("Thm 5.1 sketch, rank found: exact in 2rd−r²+2d−r queries", inst, _sketch_check("certified", rank_known=False)),
