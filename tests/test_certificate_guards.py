@@ -165,6 +165,19 @@ def test_float_answers_in_files_are_checked(float_run):
     assert float(load(big).transcript[0].answer) == 2.0**999
 
 
+def test_an_exact_answer_with_a_field_beside_its_form_is_refused(exact_run):
+    """An answer object is exactly one of three shapes: an exact form with anything beside it is not
+    read as the exact form (the extra field could say something the check would then ignore)."""
+    data = certificate_to_json(exact_run.certificate)
+    entry = data["transcript"][0]["answer"]
+    assert set(entry) == {"exact"}
+    for extra in ({"value": "1"}, {"error": "0"}, {"note": "x"}):
+        broken = json.loads(json.dumps(data))
+        broken["transcript"][0]["answer"] = {**entry, **extra}
+        with pytest.raises(InvalidFormat, match="expected {'exact': ...}"):
+            load(broken)
+
+
 def test_numbers_in_files_may_be_json_integers_but_not_booleans(exact_run):
     data = certificate_to_json(exact_run.certificate)
     assert load({**data, "accuracy": 0, "rtol": 0}).check().holds
