@@ -134,3 +134,16 @@ def test_the_command_line_refuses_a_module_no_learner_covers(tmp_path, monkeypat
     monkeypatch.syspath_prepend(str(tmp_path))
     rc, _, err = run(capsys, "learn", "single-head", "--torch", "twoheads:make", "--quiet")
     assert rc == 2 and "several heads with biases" in err
+
+
+def test_with_measured_bounds_a_two_head_float32_module_is_not_taken_for_one_head():
+    """From the derived float32 bound the estimate is about 1e-3 and two verification queries can
+    miss a second head; measured bounds narrow the estimate, and the checks catch it."""
+    from exact.learn import learn_single_head
+
+    for seed in range(3):
+        torch.manual_seed(seed)
+        mha = torch.nn.MultiheadAttention(4, 2, bias=False).eval()
+        w = torch.randn(4, dtype=torch.float64)
+        with pytest.raises(OracleInconsistent, match="not a single head"):
+            learn_single_head(TorchOracle(mha, w, bound="measured"), mode="float", check_seed=seed)
