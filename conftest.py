@@ -50,6 +50,7 @@ def exact_arithmetic(request) -> str:
 DOCTEST_EXTRAS = {
     "exact.native.TorchOracle": "torch",
     "exact.native.causal_prefix_answers": "torch",
+    "exact.native.learn_module": "torch",
     "exact.learn.low_rank_cs.learn_low_rank_cs": "cvxpy",
 }
 

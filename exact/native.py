@@ -49,7 +49,8 @@ from .numbers import ball_interval
 from .oracles import BaseOracle, FloatAnswer
 from .sequences import Sequence
 
-__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box", "causal_prefix_answers"]
+__all__ = ["TorchOracle", "native_head", "native_model", "torch_black_box", "causal_prefix_answers", "learn_module",
+           "ModuleResult"]
 
 
 def _torch():
@@ -223,6 +224,8 @@ class TorchOracle(BaseOracle):
         self._gamma = (4 * self.d + 16) * self._unit
         # "measured": each answer's error is its distance to the exact value of the module's weights
         self._truth = native_model(mha, readout) if bound == "measured" else None
+        #: The module's output vector for each one-token query asked, by token (the OV circuit's columns).
+        self.token_outputs: dict = {}
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         """One batched module call per sequence length (the module sees each query on its own)."""
@@ -240,6 +243,9 @@ class TorchOracle(BaseOracle):
                 o, _ = self._mha(query, x, x, need_weights=False)
                 last = (o[:, 0] if first else o[0]).to(torch.float64)
                 ys = (last * self._readout).sum(dim=-1).cpu().numpy()
+            if Xs[0].shape[0] == 1:  # one-token queries: their whole output vectors are kept (learn_module)
+                for i, vec in zip(idx, last.cpu().numpy()):
+                    self.token_outputs[tuple(seqs[i].to_numpy()[0].tolist())] = vec
             for i, X, y in zip(idx, Xs, ys.tolist()):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
@@ -367,3 +373,81 @@ def causal_prefix_answers(mha, readout, X) -> np.ndarray:
         out, _ = mha(x, x, x, attn_mask=mask, need_weights=False)
     rows = (out[0] if mha.batch_first else out[:, 0]).to(torch.float64)
     return (rows * torch.as_tensor(wt.w, dtype=torch.float64)).sum(dim=-1).cpu().numpy()
+
+
+@dataclass(frozen=True)
+class ModuleResult:
+    """What :func:`learn_module` learned of a one-head module from its output vectors.
+
+    Attributes
+    ----------
+    head : LearnResult
+        The scalar learn (with the random readout ``readout``): ``W`` and ``c`` are the module's.
+    W, c : numpy arrays
+        ``W_KᵀW_Q/√d`` and ``W_Kᵀb_q/√d``.
+    ov, bias : numpy arrays
+        The OV circuit ``W_O W_V`` (d×d) and the output's constant ``W_O b_v + b_o`` (d).
+    ov_error : float
+        A bound on the entries' errors of ``ov`` and ``bias`` (from the module's rounding bounds).
+    queries : int
+        Module calls: the scalar learner's ``d² + 2d + 1`` (plus verification); the vectors cost none.
+    readout : numpy array
+    """
+
+    head: object
+    W: np.ndarray
+    c: np.ndarray
+    ov: np.ndarray
+    bias: np.ndarray
+    ov_error: float
+    queries: int
+    readout: np.ndarray
+
+
+def learn_module(mha, *, seed: int | None = None, **options) -> ModuleResult:
+    """Learn a one-head module's ``W``, ``c`` and its whole OV circuit from its output vectors.
+
+    A head's output is a vector; ``f = wᵀ·out`` is one readout of it.  With a random readout
+    ``w`` (seeded) the learner of heads with biases finds ``W`` and ``c`` (they do not depend on
+    ``w``) from ``d² + 2d + 1`` queries.  Its first ``d + 1`` queries are the one-token ``[0]`` and
+    ``[e_i]``, whose output *vectors* are ``W_O b_v + b_o`` and ``W_O W_V e_i + W_O b_v + b_o``: they
+    give the OV circuit ``W_O W_V`` and the constant, column by column, at no further query.  So one
+    query costs one module call, and the whole learn ``d² + 2d + 1`` of them.
+
+    ``options`` go to :func:`~exact.learn.learn_single_head_biased` (``mode``, ``checks``, ...).
+
+    Examples
+    --------
+    >>> import torch
+    >>> torch.manual_seed(0) and None
+    >>> mha = torch.nn.MultiheadAttention(3, 1, dtype=torch.float64).eval()
+    >>> m = learn_module(mha, seed=1, mode="float")
+    >>> Wo, Wv = mha.out_proj.weight.detach().numpy(), mha.in_proj_weight[6:].detach().numpy()
+    >>> bool(np.abs(m.ov - Wo @ Wv).max() <= m.ov_error), m.queries
+    (True, 18)
+    """
+    from .learn import learn_single_head_biased
+
+    check_module(mha)
+    if mha.num_heads != 1:
+        raise InvalidArgument(f"mha: learn_module takes one head, got num_heads={mha.num_heads}")
+    torch = _torch()
+    d = mha.embed_dim
+    w = np.random.default_rng(seed).standard_normal(d)
+    oracle = TorchOracle(mha, torch.as_tensor(w, dtype=torch.float64))
+    r = learn_single_head_biased(oracle, **options)
+    zero = tuple([0.0] * d)
+    cols = [tuple(float(i == j) for i in range(d)) for j in range(d)]
+    missing = [t for t in [zero] + cols if t not in oracle.token_outputs]
+    if missing:  # pragma: no cover - the learner asks these first
+        raise InvalidArgument("learn_module: internal error, a one-token query was not asked")
+    bias = oracle.token_outputs[zero]
+    ov = np.array([oracle.token_outputs[t] - bias for t in cols]).T
+    wt = oracle._weights
+    aWo, aWv = np.abs(wt.Wo[0]), np.abs(wt.Wv[0])
+    # each coordinate of a one-token output: W_O(W_V x + b_v) + b_o, rounded in the module's dtype
+    chain = aWo @ (aWv.sum(axis=1) + np.abs(wt.bv[0])) + np.abs(wt.bo)
+    ov_error = float(2 * 2 * oracle._gamma * chain.max()) * (1 + 4 * oracle._gamma) + 1e-300
+    W, _ = r.model.to_numpy()
+    c, _ = r.model.biases_numpy()
+    return ModuleResult(r, W, c, ov, bias, ov_error, oracle.count, w)

@@ -320,3 +320,25 @@ def test_measured_bounds_hold_and_make_float32_bounds_say_something_at_d_32():
         TorchOracle(mha, w, bound="tight")
     with pytest.raises(InvalidArgument, match="2 heads with biases"):
         TorchOracle(torch.nn.MultiheadAttention(4, 2).eval(), torch.ones(4), bound="measured")
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_module_s_w_c_and_whole_ov_circuit_come_from_its_output_vectors(bias):
+    from exact.native import learn_module
+
+    d = 8
+    mha, _ = _mha(d, bias=bias, seed=6)
+    m = learn_module(mha, seed=2, mode="float")
+    P = mha.in_proj_weight.detach().numpy()
+    Wo = mha.out_proj.weight.detach().numpy()
+    bv = mha.in_proj_bias.detach().numpy()[2 * d:] if bias else np.zeros(d)
+    bo = mha.out_proj.bias.detach().numpy() if bias else np.zeros(d)
+    assert np.abs(m.ov - Wo @ P[2 * d:]).max() <= m.ov_error < 1e-12
+    assert np.abs(m.bias - (Wo @ bv + bo)).max() <= m.ov_error
+    truth = native_model(mha, torch.as_tensor(m.readout))
+    W, c = np.array(truth.to_numpy()[0]), truth.biases_numpy()[0]
+    est = m.head.error_estimate
+    assert np.abs(m.W - W).max() <= est and np.abs(m.c - c).max() <= est
+    assert m.queries == d * d + 2 * d + 1 + m.head.verification_queries  # the vectors cost no query
+    with pytest.raises(InvalidArgument, match="learn_module takes one head"):
+        learn_module(torch.nn.MultiheadAttention(4, 2).eval())
