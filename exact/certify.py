@@ -406,9 +406,17 @@ class Certificate:
             params = getattr(self.model, "parameters", None)
             if params is None:
                 return f"a {type(self.model).__name__} states no parameters to check against grid {self.grid}"
-            off = next((i for i, x in enumerate(params()) if not grid.contains(x)), None)
+            scale = self.conditions.get("w_scale")  # the grid holds W/w_scale (a head's √r·W)
+            if scale is not None:
+                if not hasattr(self.model, "grid_parameters"):
+                    return f"a {type(self.model).__name__} has no W to scale for grid {self.grid}"
+                values = self.model.grid_parameters(parse_rational(scale, name="w_scale"))
+            else:
+                values = params()
+            off = next((i for i, x in enumerate(values) if not grid.contains(x)), None)
             if off is not None:
-                return f"parameter #{off} of the model is not on the stated grid {self.grid}"
+                where = f" (W/{scale})" if scale is not None else ""
+                return f"parameter #{off} of the model is not on the stated grid {self.grid}{where}"
         reason = self._unmet_learner_condition(rederive, standing)
         if reason or not self.checks:
             return reason

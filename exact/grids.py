@@ -19,15 +19,17 @@ Supported grids (see :func:`parse_grid`):
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
 from flint import fmpz
 
-from .errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
-from .numbers import approx, floor_log2
+from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, PrecisionInsufficient
+from .numbers import approx, floor_log2, to_fraction
 
 __all__ = [
+    "parse_w_scale",
     "Grid",
     "RationalGrid",
     "FloatGrid",
@@ -172,6 +174,32 @@ BFLOAT16 = FloatGrid("bfloat16", 8, -126, 127)
 FLOAT32 = FloatGrid("float32", 24, -126, 127)
 FLOAT64 = FloatGrid("float64", 53, -1022, 1023)
 _FLOATS = {g.name: g for g in (FLOAT16, BFLOAT16, FLOAT32, FLOAT64)}
+
+
+def parse_w_scale(value) -> Fraction:
+    """The factor ``s`` of a grid for ``W/s``: an exact positive number, or ``"1/sqrt(r)"``, the float64
+    value of ``1/√r`` (the factor a float64 attention module multiplies its scores by).
+
+    >>> parse_w_scale("1/sqrt(16)"), parse_w_scale("1/4")
+    (Fraction(1, 4), Fraction(1, 4))
+    >>> parse_w_scale("1/sqrt(32)") == Fraction(1 / math.sqrt(32))
+    True
+    >>> parse_w_scale("-1")
+    Traceback (most recent call last):
+    ...
+    exact.errors.InvalidArgument: w_scale: expected a positive number or '1/sqrt(r)', got '-1'
+    """
+    if isinstance(value, str):
+        m = re.fullmatch(r"\s*1\s*/\s*sqrt\(\s*([1-9][0-9]{0,8})\s*\)\s*", value)
+        if m:
+            return Fraction(1 / math.sqrt(int(m.group(1))))
+    try:
+        s = to_fraction(value, name="w_scale")
+    except InvalidNumber:
+        s = None
+    if s is None or s <= 0:
+        raise InvalidArgument(f"w_scale: expected a positive number or '1/sqrt(r)', got {value!r}")
+    return s
 
 
 def parse_grid(spec: str | Grid | None) -> Grid | None:

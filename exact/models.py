@@ -216,6 +216,20 @@ class SingleHead:
         core = tuple(x for row in self.W for x in row) + self.v
         return core + self.c + (self.b,) if self.biased else core
 
+    def grid_parameters(self, w_scale=None) -> tuple:
+        """The parameters a declared grid holds: :meth:`parameters`, with ``W`` and ``c`` divided by
+        ``w_scale`` when one is declared (``W = w_scale·M``, ``M`` on the grid; for a torch head with
+        ``w_scale = 1/√r``, ``M = W_KᵀW_Q`` and ``c/w_scale = W_Kᵀb_q``).
+
+        >>> SingleHead([["1/2"]], [3]).grid_parameters(Fraction(1, 2))
+        (Fraction(1, 1), Fraction(3, 1))
+        """
+        if w_scale is None:
+            return self.parameters()
+        s = Fraction(w_scale)
+        core = tuple(x / s for row in self.W for x in row) + self.v
+        return core + tuple(x / s for x in self.c) + (self.b,) if self.biased else core
+
     @cached_property
     def _Wq(self) -> list:
         if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions

@@ -193,7 +193,7 @@ def test_certificate_scope_and_identification_conditions(learned):
         "the transcript is not the low-rank learner's probe set for this model, rank bound and sketch seed, "
         "so it need not identify the model"
     )
-    assert _reason(cert, conditions={"foo": 1}) == "conditions: 'foo' is not a condition of learner 'single-head' (allowed: none)"
+    assert _reason(cert, conditions={"foo": 1}) == "conditions: 'foo' is not a condition of learner 'single-head' (allowed: w_scale)"
     assert _reason(cert, learner=None, conditions={"rank": 1}) == "conditions are stated without a learner to interpret them"
     assert _reason(cert, learner="low-rank-cs") == "learner 'low-rank-cs' gives approximate results, which carry no certificate"
     from exact import registry

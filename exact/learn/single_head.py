@@ -28,6 +28,7 @@ arXiv 2601.16873 (ICML 2026), Theorem 4.1.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -37,10 +38,11 @@ from flint import fmpq
 from .. import registry
 from .details import Details
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
-from ..errors import CertificateInvalid, InvalidArgument
+from ..errors import CertificateInvalid, ExactAttentionError, InvalidArgument
+from ..grids import parse_w_scale
 from ..linalg import QMatrix
 from ..models import SingleHead
-from ..numbers import floor_log2, to_fraction
+from ..numbers import floor_log2, format_rational, parse_rational, to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence
 from ._common import ask_rescaled, read_v
@@ -264,6 +266,7 @@ def learn_single_head(
     certify: bool = True,
     checks: int = DEFAULT_CHECKS,
     check_seed: int | None = None,
+    w_scale=None,
 ) -> LearnResult:
     """Learn ``W`` and ``v`` of a single softmax head with exactly ``d² + d`` queries.
 
@@ -303,6 +306,11 @@ def learn_single_head(
         With ``checks=0`` the result is exact "among bias-free single heads".
     check_seed : int or None
         Seed of the verification queries; ``None`` draws a fresh one.
+    w_scale : number or str, optional
+        With ``grid``: the grid holds ``W/w_scale`` rather than ``W`` (``v`` stays on the grid).
+        ``"1/sqrt(r)"`` is the float64 value of ``1/√r``, the factor a float64 torch head
+        multiplies its scores by, so that a module whose ``W_KᵀW_Q`` lies on the grid is
+        recovered bit for bit even when ``√r`` is irrational.  Recorded in the certificate.
 
     Returns
     -------
@@ -334,6 +342,7 @@ def learn_single_head(
     (True, 6, 2, True)
     """
     d = oracle_dimension(oracle)
+    scale = scaled_grid(w_scale, grid)
     run = Run(
         SPEC, oracle, mode=mode, grid=grid, prec=prec, max_prec=max_prec, queries=single_head_query_count(d),
         certify=certify, checks=checks, check_seed=check_seed,
@@ -356,11 +365,15 @@ def learn_single_head(
         else:
             answers = run.ask(plan.sequences())
             meas = plan.measurements(v, v_err)
+        if scale is not None:  # identify W/s on the grid: each logit's parameter part is ℓ/(scale·s)
+            meas = [dataclasses.replace(m, scale=m.scale * scale) for m in meas]
         names = _ParamNames(d)
         transcript = run.transcript
         v_exact = tuple(to_fraction(x) for x in v)
 
         def build(flat) -> SingleHead:
+            if scale is not None:
+                flat = [scale * Fraction(x) for x in flat]
             return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact)
 
         def confirm(flat, pending):
@@ -379,8 +392,9 @@ def learn_single_head(
         else:
             model = build(arith.combine(answers, meas, plan.combos(), names))
         return run.finish(
-            model, details=SingleHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), beta=str(plan.beta),
-                                             gamma=str(plan.gamma), rescaled=rescaled),
+            model, conditions={"w_scale": format_rational(scale)} if scale is not None else None,
+            details=SingleHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), beta=str(plan.beta),
+                                      gamma=str(plan.gamma), rescaled=rescaled),
         )
 
 
@@ -424,6 +438,24 @@ class SingleHeadDetails(Details):
                            f"so {result.queries} queries = d² + d + {self.rescaled}")]
 
 
+def scaled_grid(w_scale, grid) -> Fraction | None:
+    """``s`` for a grid that holds ``W/s`` (None without ``w_scale``); refused without a grid."""
+    if w_scale is None:
+        return None
+    if grid is None:
+        raise InvalidArgument("w_scale: applies with grid= (certified mode): the grid then holds W/w_scale")
+    return parse_w_scale(w_scale)
+
+
+def _positive_rational(value) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        return parse_rational(value, name="w_scale") > 0
+    except ExactAttentionError:
+        return False
+
+
 def _check_certificate(model, transcript, conditions) -> str | None:
     """The transcript must be exactly the probe set the learner derives from the model's ``v``."""
     d = model.d
@@ -448,13 +480,15 @@ SPEC = (
         learn=learn_single_head,
         query_count=lambda d, **conditions: single_head_query_count(d),
         count_formula="d² + d",
-        conditions={},
+        conditions={"w_scale": _positive_rational},
         check_certificate=_check_certificate,
         scope=lambda conditions: "among bias-free single heads",
         unchecked=lambda conditions: ("among bias-free single heads",),
         options=(
             registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| (fixed probe scales that keep "
                             "logits in ±1; default: adaptive scales, re-asking a saturated probe at a smaller scale)"),
+            registry.Option("w_scale", "str", "with --grid: the grid holds W/w_scale, a number or '1/sqrt(r)' (the "
+                            "float64 1/√r a torch head multiplies its scores by)"),
         ),
     )
 )

@@ -23,6 +23,7 @@ The arithmetic is a parameter (:mod:`exact.arith`), as for Theorem 4.1.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -32,14 +33,14 @@ from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
 from ..errors import CertificateInvalid, NotIdentifiable
 from ..linalg import QMatrix
 from ..models import SingleHead
-from ..numbers import to_fraction
+from ..numbers import format_rational, to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence
 from .details import Details
 from ._common import ask_rescaled
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .result import LearnResult
-from .single_head import ProbePlan, _float_scale
+from .single_head import ProbePlan, _float_scale, _positive_rational, scaled_grid
 
 __all__ = ["learn_single_head_biased", "biased_query_count", "value_queries", "bias_probes", "SPEC"]
 
@@ -196,6 +197,7 @@ def learn_single_head_biased(
     certify: bool = True,
     checks: int = DEFAULT_CHECKS,
     check_seed: int | None = None,
+    w_scale=None,
 ) -> LearnResult:
     """Learn ``W``, ``c``, ``v`` and ``b`` of a single softmax head with biases, with exactly
     ``d² + 2d + 1`` queries.
@@ -222,6 +224,9 @@ def learn_single_head_biased(
         decided exactly.  With ``checks=0`` the result is exact "among single heads with biases".
     check_seed : int or None
         Seed of the verification queries; ``None`` draws a fresh one.
+    w_scale : number or str, optional
+        With ``grid``: the grid holds ``W/w_scale`` and ``c/w_scale`` (``v`` and ``b`` stay on it),
+        as for :func:`~exact.learn.learn_single_head`; ``"1/sqrt(r)"`` is the float64 ``1/√r``.
 
     Returns
     -------
@@ -246,6 +251,7 @@ def learn_single_head_biased(
     (True, 9, True)
     """
     d = oracle_dimension(oracle)
+    scale = scaled_grid(w_scale, grid)
     run = Run(
         SPEC, oracle, mode=mode, grid=grid, prec=prec, max_prec=max_prec, queries=biased_query_count(d),
         certify=certify, checks=checks, check_seed=check_seed,
@@ -269,6 +275,8 @@ def learn_single_head_biased(
         else:
             answers = list(run.ask(bias_probes(plan))) + list(run.ask(plan.sequences()))
             meas = _measurements(plan, v, v_err, b, b_err)
+            if scale is not None:  # identify W/s and c/s on the grid
+                meas = [dataclasses.replace(m, scale=m.scale * scale) for m in meas]
             combos = _combos(plan)  # in the measurements' units ℓ/scale
             scales = {"beta": "1", "gamma": "1", "gamma_c": "1", "smallest_beta": "1", "rescaled": 0}
         v_exact = tuple(to_fraction(x) for x in v)
@@ -276,6 +284,8 @@ def learn_single_head_biased(
         transcript = run.transcript
 
         def build(flat) -> SingleHead:
+            if scale is not None:
+                flat = [scale * Fraction(x) for x in flat]
             return SingleHead([flat[k * d : (k + 1) * d] for k in range(d)], v_exact, flat[d * d :], b_exact)
 
         def confirm(flat, pending):
@@ -292,7 +302,8 @@ def learn_single_head_biased(
             model = run.replayed
         else:
             model = build(arith.combine(answers, meas, combos, _names(d)))
-        return run.finish(model, details=BiasedHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), **scales))
+        return run.finish(model, conditions={"w_scale": format_rational(scale)} if scale is not None else None,
+                          details=BiasedHeadDetails(pivot=plan.pivot, shifts=tuple(plan.shifts), **scales))
 
 
 @dataclass(frozen=True)
@@ -339,7 +350,7 @@ SPEC = (
         learn=learn_single_head_biased,
         query_count=lambda d, **conditions: biased_query_count(d),
         count_formula="d² + 2d + 1",
-        conditions={},
+        conditions={"w_scale": _positive_rational},
         check_certificate=_check_certificate,
         scope=lambda conditions: "among single heads with biases",
         unchecked=lambda conditions: ("among single heads with biases",),
@@ -347,6 +358,8 @@ SPEC = (
         options=(
             registry.Option("w_bound", "number", "float mode: assumed bound on |W_ij| and |c_i| (fixed probe scales; "
                             "default: adaptive scales, re-asking a saturated probe at a smaller scale)"),
+            registry.Option("w_scale", "str", "with --grid: the grid holds W/w_scale and c/w_scale, a number or "
+                            "'1/sqrt(r)' (the float64 1/√r a torch head multiplies its scores by)"),
         ),
         command="single-head",
         method="biased",
