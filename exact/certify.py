@@ -389,7 +389,8 @@ class Certificate:
             else:
                 parts.append(f"the {self.learner} learner's probe set")
         if self.grid:
-            parts.append(f"every parameter on grid {self.grid}")
+            scale = self.conditions.get("w_scale")
+            parts.append(f"every parameter on grid {self.grid}" + (f", W and c divided by {scale}" if scale else ""))
         if self.checks:
             lengths = sorted({q.X.length for q in self.checks})
             span = f"lengths {lengths[0]}–{lengths[-1]}" if len(lengths) > 1 else f"length {lengths[0]}"

@@ -80,3 +80,9 @@ def test_the_command_line_takes_w_scale(capsys, tmp_path):
                        "--w-scale", "1/sqrt(2)", "--quiet", "--checks", 0)
     assert rc == 0, err
     assert "yes: equal to the model" in out
+
+
+def test_the_certificate_says_what_its_grid_holds():
+    truth = SingleHead([["1/12", "-1/8"], [0, "5/24"]], [1, "-1/2"])
+    r = learn_single_head(FloatOracle(truth), grid="dyadic:6", w_scale="1/3", checks=0)
+    assert "every parameter on grid dyadic:6, W and c divided by 1/3" in r.certificate.check().scope
