@@ -369,7 +369,8 @@ def _kwargs(args, spec, truth) -> tuple[dict, list]:
         if (value is None and opt.from_model is not None and truth is not None
                 and not any(o.instead_of == opt.name and o.name in given for o in spec.options)):
             value = opt.from_model(truth)
-            notes.append(f"{opt.flag} {value}: from {args.model}")
+            if value is not None:
+                notes.append(f"{opt.flag}{'' if opt.kind == 'flag' else f' {value}'}: from {args.model}")
         if value is not None:
             kwargs[opt.name] = value
         elif opt.required:

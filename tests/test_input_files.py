@@ -394,7 +394,7 @@ def test_unknown_field_in_a_multi_head_model(tmp_path, capsys):
     rc = main(["counterexample", "--model", str(path)])
     out, err = capsys.readouterr()
     assert rc == 2 and out == ""
-    assert one_line(err, path) == "model: unknown field(s) ['H']; allowed fields: ['d', 'heads', 'kind']"
+    assert one_line(err, path) == "model: unknown field(s) ['H']; allowed fields: ['b', 'd', 'heads', 'kind']"
 
 
 def test_unknown_field_in_a_sequence():

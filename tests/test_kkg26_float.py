@@ -143,7 +143,7 @@ def test_a_float_result_states_the_head_bound_it_rests_on():
     close heads of the reproducer come back as two, so the bound is stated, never checked away."""
     result = learn_multi_head(FloatOracle(REPRODUCER), heads=2, mode="float", seed=5)
     assert result.model.H == 2 and result.verification_queries > 0
-    assert "among sums of at most 2 softmax heads" in result.assumptions and FLOAT_RESOLUTION in result.assumptions
+    assert "among sums of at most 2 softmax heads without biases" in result.assumptions and FLOAT_RESOLUTION in result.assumptions
     assert matched_error(result.model, REPRODUCER) == float("inf")  # wrong, and the stated bound is why
 
 

@@ -222,7 +222,8 @@ def test_the_plan_on_a_known_model_asks_exactly_what_the_learner_asked():
     model = MultiHead.random(3, 2, seed=1)
     result, _ = _learn(model, 2, seed=5)
     blocks = _ModelBlocks(canonical_form(model))
-    heads = _plan(blocks, 3, 2, "paper", Probes.draw(3, random.Random(5)), _Stats())
+    heads, b = _plan(blocks, 3, 2, "paper", Probes.draw(3, random.Random(5)), _Stats())
+    assert b == 0
     assert MultiHead(heads, d=3) == result.model or canonical_form(MultiHead(heads, d=3)) == result.model
     assert [q.X for q in result.certificate.transcript] == blocks.sequences
 
@@ -235,9 +236,8 @@ def test_a_model_that_does_not_replay_is_refused_with_the_reason():
     original = mh._plan
 
     def wrong_plan(*args, **kwargs):  # a decoding that is off by one head's value
-        heads = original(*args, **kwargs)
-        W, v = heads[0]
-        return [(W, tuple(x + 1 for x in v))] + heads[1:]
+        heads, b = original(*args, **kwargs)
+        return [SingleHead(heads[0].W, tuple(x + 1 for x in heads[0].v))] + heads[1:], b
 
     mh._plan = wrong_plan
     try:
@@ -378,7 +378,7 @@ def test_the_certificate_refuses_a_model_above_the_bound_not_canonical_or_of_ano
     model = MultiHead.random(2, 3, seed=5)
     result, _ = _learn(model, 3, seed=5)
     assert _forge(result, result.model).holds
-    assert "identifies the model among sums of at most 3 softmax heads, up to canonical form, for probes generic " \
+    assert "identifies the model among sums of at most 3 softmax heads without biases, up to canonical form, for probes generic " \
            "for the model (their seed independent of it)" in _forge(result, result.model).message
     # three canonical heads certified under a bound of two: a type-(3, 3) function can match any 2H + 1 values
     report = _forge(result, result.model, {"heads": 2, "probe_seed": 5})
@@ -478,10 +478,10 @@ def test_the_model_rows_show_the_canonical_heads_and_the_comparison_states_the_v
     differs = result.details.compare(result, other)
     assert not differs.same and differs.rows == (("exact", "NO: differs from the model's canonical form"),)
     unchecked, _ = _learn(truth, 3, seed=1, checks=0)
-    assert unchecked.assumptions == ("among sums of at most 3 softmax heads",
+    assert unchecked.assumptions == ("among sums of at most 3 softmax heads without biases",
                                      "for probes generic for the model (their seed independent of it)")
     assert unchecked.details.compare(unchecked, truth).rows == ((
-        "exact", "yes: equal to the model's canonical form (among sums of at most 3 softmax heads, "
+        "exact", "yes: equal to the model's canonical form (among sums of at most 3 softmax heads without biases, "
                  "for probes generic for the model (their seed independent of it))"),)
 
 
@@ -538,9 +538,8 @@ def test_a_wrong_decoding_without_replay_is_caught_by_verification_and_names_the
     original = mh._plan
 
     def wrong_plan(*args, **kwargs):
-        heads = original(*args, **kwargs)
-        W, v = heads[0]
-        return [(W, tuple(x + 1 for x in v))] + heads[1:]
+        heads, b = original(*args, **kwargs)
+        return [SingleHead(heads[0].W, tuple(x + 1 for x in heads[0].v))] + heads[1:], b
 
     mh._plan = wrong_plan
     try:

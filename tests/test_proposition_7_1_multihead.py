@@ -329,9 +329,9 @@ def test_json_keeps_rationals_exact():
 
 @pytest.mark.parametrize("data,error,match", [
     ({"kind": "multi-head", "d": 2, "heads": {}}, ShapeError, r"^model: expected a list 'heads'$"),
-    ({"kind": "multi-head", "d": 1, "heads": [{"W": [[1]]}]}, ShapeError, r"^heads\[0\]: expected an object with 'W' and 'v'$"),
+    ({"kind": "multi-head", "d": 1, "heads": [{"W": [[1]]}]}, ShapeError, r"^heads\[0\]: expected an object with 'W' and 'v' \(and optionally 'c'\)$"),
     ({"kind": "multi-head", "d": 1, "heads": [{"W": [[1]], "v": [1], "b": 0}]}, ShapeError,
-     r"^heads\[0\]: expected an object with 'W' and 'v'$"),
+     r"^heads\[0\]: field 'b': the output bias is one number of the model \(its field 'b'\), not of a head$"),
     ({"kind": "multi-head", "heads": []}, ShapeError, r"^d: a model with no heads needs d given explicitly$"),
     ({"kind": "multi-head", "d": 2, "heads": [{"W": [[1]], "v": [1]}]}, ShapeError, r"^d: given d=2 but the heads have d=1$"),
     ({"kind": "multi-heads", "d": 1, "heads": []}, InvalidFormat, r"^model: unknown kind 'multi-heads'"),

@@ -5,6 +5,9 @@ With k copies of a token u followed by q, every head h of a multi-head model giv
     f([u,…,u, q]) = A − Σ_h c_h / (1 + k·r_h),   A = uᵀΣ_h v_h,  c_h = (u − q)ᵀv_h,
                                                    r_h = e^{s_h},  s_h = (u − q)ᵀW_h q,
 
+(with biases, ``s_h = (u − q)ᵀ(W_h q + c_h')`` for the head's score bias ``c_h'`` and the
+output bias adds to ``A``: the form is the same),
+
 a rational function ``N(k)/D(k)`` of type (H, H) with ``D(0) = 1``, in which heads with
 equal ``s_h`` merge into one pole and heads with ``c_h = 0`` show none.  A block is a set
 of *samples* ``(k, y_k)``: oracle answers, or values already known exactly (the value at
@@ -98,7 +101,8 @@ def block_value(A: Fraction, heads, k: int):
 
 def model_block(model, u, q) -> BlockFit:
     """The block ``(u, q)`` of a known model, from its parameters: ``A`` and the pairs
-    ``(s, c)`` with equal scores merged and zero residues dropped.
+    ``(s, c)`` with equal scores merged and zero residues dropped (with biases, each score
+    is ``wᵀ(W q + c)`` for the head's score bias, and ``A`` holds the output bias).
 
     >>> from exact import MultiHead
     >>> m = MultiHead([([[1, 0], [0, 2]], [1, "1/2"]), ([[0, 1], [-1, 0]], [2, 0])])
@@ -110,9 +114,9 @@ def model_block(model, u, q) -> BlockFit:
     q = [Fraction(x) for x in q]
     w = [a - b for a, b in zip(u, q)]
     merged: dict = {}
-    A = Fraction(0)
+    A = Fraction(getattr(model, "b", 0))
     for h in model.heads:
-        Wq = [sum((x * y for x, y in zip(row, q) if x and y), Fraction(0)) for row in h.W]
+        Wq = [sum((x * y for x, y in zip(row, q) if x and y), ci) for row, ci in zip(h.W, h.c)]
         s = sum((x * y for x, y in zip(w, Wq)), Fraction(0))
         merged[s] = merged.get(s, Fraction(0)) + sum((x * y for x, y in zip(w, h.v)), Fraction(0))
         A += sum((x * y for x, y in zip(u, h.v)), Fraction(0))

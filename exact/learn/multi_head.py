@@ -73,6 +73,7 @@ from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..kinds import as_kind
 from ..linalg import QMatrix
 from ..protocols import Oracle
+from ..models import SingleHead
 from ..multihead import MultiHead
 from ..numbers import format_rational
 from .details import Comparison, Details
@@ -106,31 +107,37 @@ MAX_REDRAWS = 3
 MAX_HEADS = 64
 
 
-def paper_query_count(d: int, H: int) -> int:
-    """The [KKG26] count: ``4Hd² − 2H + 1``.
+def _groups(d: int, biases: bool) -> int:
+    """The number of final tokens: ``d`` (``W_h q_g`` for a basis ``q_g`` gives ``W_h``), or ``d + 1``
+    with biases (``W_h q_g + c_h`` at ``d + 1`` affinely independent ``q_g`` gives ``W_h`` and ``c_h``)."""
+    return d + 1 if biases else d
 
-    >>> paper_query_count(8, 4)
-    1017
+
+def paper_query_count(d: int, H: int, biases: bool = False) -> int:
+    """The [KKG26] count: ``4Hd² − 2H + 1``; with biases (one more group), ``4H(d² + d) − 2H + 1``.
+
+    >>> paper_query_count(8, 4), paper_query_count(8, 4, biases=True)
+    (1017, 1145)
     """
-    return 4 * H * d * d - 2 * H + 1
+    return 4 * H * d * _groups(d, biases) - 2 * H + 1
 
 
-def fast_query_count(d: int, H: int) -> int:
+def fast_query_count(d: int, H: int, biases: bool = False) -> int:
     """The fast plan's count on generic instances (no shared ``v``, no redraw).
 
     ``(2H + 1) + 2H(d − 1)`` for group 1's blocks, ``(2H − 1)(d − 1)`` for its links and
-    ``(2H − 1)d(d − 1)`` for the other groups.
+    ``(2H − 1)d`` for each of the other ``d − 1`` groups (``d`` with biases).
 
-    >>> fast_query_count(8, 4), paper_query_count(8, 4)
-    (506, 1017)
+    >>> fast_query_count(8, 4), paper_query_count(8, 4), fast_query_count(8, 4, biases=True)
+    (506, 1017, 562)
     """
-    return (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (d - 1)
+    return (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (_groups(d, biases) - 1)
 
 
-def lower_bound(d: int, H: int) -> int:
-    """The number of parameters of H heads, ``H(d² + d)``: no plan that reads one number per
-    query can do with fewer."""
-    return H * (d * d + d)
+def lower_bound(d: int, H: int, biases: bool = False) -> int:
+    """The number of parameters of H heads, ``H(d² + d)`` (with biases ``H(d² + 2d) + 1``): no plan
+    that reads one number per query can do with fewer."""
+    return H * (d * d + 2 * d) + 1 if biases else H * (d * d + d)
 
 
 # -- probes -------------------------------------------------------------------------------
@@ -138,23 +145,38 @@ def lower_bound(d: int, H: int) -> int:
 
 @dataclass(frozen=True)
 class Probes:
-    """Final tokens ``q`` and directions ``w`` (d each, linearly independent), from a seed."""
+    """Final tokens ``q`` and directions ``w`` (d each, linearly independent), from a seed; for
+    heads with biases, one more final token ``q0`` (``q_1, …, q_d, q0`` affinely independent)."""
 
     q: tuple
     w: tuple
+    q0: tuple | None = None
 
     @classmethod
-    def draw(cls, d: int, rng: random.Random) -> "Probes":
-        """Random rationals ``k/2^24`` in [−1, 1], redrawn until each family is a basis."""
+    def draw(cls, d: int, rng: random.Random, *, biases: bool = False) -> "Probes":
+        """Random rationals ``k/2^24`` in [−1, 1], redrawn until each family is a basis (and, with
+        biases, until ``q0`` is off the affine hull of the ``q``; drawn last, so the ``q`` and ``w``
+        of a seed are the same either way)."""
+        def entry() -> Fraction:
+            return Fraction(rng.randint(-(1 << PROBE_BITS), 1 << PROBE_BITS), 1 << PROBE_BITS)
+
         def basis() -> tuple:
             while True:
-                rows = tuple(
-                    tuple(Fraction(rng.randint(-(1 << PROBE_BITS), 1 << PROBE_BITS), 1 << PROBE_BITS) for _ in range(d))
-                    for _ in range(d)
-                )
+                rows = tuple(tuple(entry() for _ in range(d)) for _ in range(d))
                 if QMatrix.from_rows(rows).rank() == d:
                     return rows
-        return cls(basis(), basis())
+        q, w = basis(), basis()
+        if not biases:
+            return cls(q, w)
+        while True:
+            q0 = tuple(entry() for _ in range(d))
+            if QMatrix.from_rows([x + (Fraction(1),) for x in q + (q0,)]).rank() == d + 1:
+                return cls(q, w, q0)
+
+    @property
+    def finals(self) -> tuple:
+        """The groups' final tokens: ``q_1, …, q_d`` (then ``q0`` with biases)."""
+        return self.q + ((self.q0,) if self.q0 is not None else ())
 
 
 def _add(*vectors) -> tuple:
@@ -227,9 +249,16 @@ class _Stats:
     redraws: int = 0
 
 
-def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) -> list:
-    """Run the plan on ``blocks``; return the canonical heads ``[(W, v), ...]``."""
-    q, w = probes.q, probes.w
+def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) -> tuple[list, Fraction]:
+    """Run the plan on ``blocks``; return the canonical heads ``[SingleHead, ...]`` and ``b``.
+
+    With biases (``probes.q0`` drawn) every score is ``wᵀg_h(q)`` for the affine
+    ``g_h(q) = W_h q + c_h``; the limits and ``k = 0`` values carry ``b``; the cross links use the
+    final token ``(q_1 + q_g)/2``, where ``g_h`` is the mean of its values at ``q_1`` and ``q_g``;
+    and the ``d + 1`` groups give ``[W_h | c_h]`` from ``g_h`` at ``d + 1`` affinely independent points.
+    """
+    q, w = probes.finals, probes.w
+    biased = probes.q0 is not None
     M = QMatrix.from_rows(w)  # rows w_i: s(w_i) = w_iᵀa for a = W_h q
     Minv = M.inv()
     fast = method == "fast"
@@ -255,25 +284,36 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
         group.append(expect(fit, m))
         limits.append(fit.A)
     V = solve_w([a - y0_value for a in limits])
-    s_of: list[list] = [[None] * d for _ in range(m)]  # s_of[j][g] = the vector (s_j(w_i, q_g))_i
+    b = y0_value - _dot(q[0], V)  # f([q_1]) = b + q_1ᵀV
+    if b and not biased:
+        raise OracleInconsistent(
+            f"the answers show an output bias b = {format_rational(b)} (f([q]) − qᵀΣv_h ≠ 0), which a sum of "
+            "bias-free heads does not have: learn it with biases=True (--biases), or the oracle is not a sum of "
+            "softmax heads")
+
+    def known(u) -> Fraction:  # a block's limit, and (at u = q) its k = 0 value
+        return b + _dot(u, V)
+
+    groups = len(q)
+    s_of: list[list] = [[None] * groups for _ in range(m)]  # s_of[j][g] = the vector (s_j(w_i, q_g))_i
     c_of: list = [None] * m  # c_of[j] = (c_j(w_i))_i
-    first = _label_group(blocks, group, q[0], w, V, y0, two_h if not fast else two_h - 1, H, stats)
+    first = _label_group(blocks, group, q[0], w, known, y0, two_h if not fast else two_h - 1, H, stats)
     for j in range(m):
         s_of[j][0] = tuple(s for s, _ in first[j])
         c_of[j] = tuple(c for _, c in first[j])
     v = [solve_w(c_of[j]) for j in range(m)]
 
-    # groups 2..d
-    for g in range(1, d):
+    # groups 2..d (and q0)
+    for g in range(1, groups):
         qg = q[g]
-        y0g = _dot(qg, V)
+        y0g = known(qg)
         ks = range(1, two_h) if fast else range(1, two_h + 1)
         predicted = [[_dot(w[i], v[j]) for j in range(m)] for i in range(d)]
         named = fast and all(len(set(row)) == m and all(row) for row in predicted)
         if named:  # the residue names the head
             for i in range(d):
                 u = _add(qg, w[i])
-                fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=_dot(u, V))
+                fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=known(u))
                 by_c = {c: s for s, c in expect(fit, m)}
                 if set(by_c) != set(predicted[i]):
                     raise _Degenerate("a block's residues are not the predicted ones")
@@ -285,39 +325,44 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
         fits = []
         for i in range(d):
             u = _add(qg, w[i])
-            fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=_dot(u, V))
+            fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=known(u))
             fits.append(expect(fit, m))
-        local = _label_group(blocks, fits, qg, w, V, y0g, len(ks), H, stats)
-        # cross link: final token q_1 + q_g, direction w_1
-        qq = _add(q[0], qg)
+        local = _label_group(blocks, fits, qg, w, known, y0g, len(ks), H, stats)
+        # cross link: final token q_1 + q_g (its mean with biases: g_h is affine), direction w_1
+        half = Fraction(1, 2) if biased else Fraction(1)
+        qq = tuple(half * x for x in _add(q[0], qg))
         u = _add(qq, w[0])
-        link, _ = blocks.block(u, qq, ks, extra=[(0, _dot(qq, V))], A=_dot(u, V))
+        link, _ = blocks.block(u, qq, ks, extra=[(0, known(qq))], A=known(u))
         stats.cross_links += 1
         shown = set(expect(link, m))
         order = _match(
             m,
-            lambda j, l: (s_of[j][0][0] + local[l][0][0], c_of[j][0]) in shown and local[l][0][1] == c_of[j][0],
+            lambda j, l: (half * (s_of[j][0][0] + local[l][0][0]), c_of[j][0]) in shown
+            and local[l][0][1] == c_of[j][0],
         )
         for j in range(m):
             s_of[j][g] = tuple(s for s, _ in local[order[j]])
-    Q = QMatrix.from_columns(q)
+    # W_j q_g (+ c_j) for every group: [W_j | c_j] [q_g; 1] = g_j(q_g)
+    Q = QMatrix.from_columns([x + (Fraction(1),) for x in q] if biased else q)
     Qinv = Q.inv()
     heads = []
     for j in range(m):
-        cols = [solve_w(s_of[j][g]) for g in range(d)]  # W_j q_g
-        Wq = QMatrix.from_columns(cols, nrows=d)
-        W = (Wq @ Qinv).rows()
-        heads.append((W, v[j]))
-    return heads
+        cols = [solve_w(s_of[j][g]) for g in range(groups)]
+        WC = (QMatrix.from_columns(cols, nrows=d) @ Qinv).rows()
+        if biased:
+            heads.append(SingleHead([row[:d] for row in WC], v[j], [row[d] for row in WC]))
+        else:
+            heads.append(SingleHead(WC, v[j]))
+    return heads, b
 
 
-def _label_group(blocks, fits, qg, w, V, y0, n_link: int, H: int, stats: _Stats) -> list:
+def _label_group(blocks, fits, qg, w, known, y0, n_link: int, H: int, stats: _Stats) -> list:
     """In-group links ``w_1 + w_i``: for each head of block 1, its pair in every block of the group."""
     d, m = len(fits), len(fits[0])
     labelled = [[fits[0][j]] for j in range(m)]
     for i in range(1, d):
         u = _add(qg, w[0], w[i])
-        link, _ = blocks.block(u, qg, range(1, n_link + 1), extra=[(0, y0)], A=_dot(u, V))
+        link, _ = blocks.block(u, qg, range(1, n_link + 1), extra=[(0, y0)], A=known(u))
         stats.links += 1
         if len(link.heads) != m:
             raise _Degenerate(f"a link block shows {len(link.heads)} heads, its blocks {m}")
@@ -361,15 +406,16 @@ def _bound(d: int, heads, max_heads) -> int:
     return H
 
 
-def _run_plan(blocks, d: int, H: int, method: str, seed: int) -> tuple[list, _Stats]:
+def _run_plan(blocks, d: int, H: int, method: str, seed: int, biases: bool = False) -> tuple[MultiHead, _Stats]:
     """The plan with probes from ``seed``, redrawn (from the same generator) while degenerate."""
     rng = random.Random(seed)
     stats = _Stats()
     reasons = []
     for _ in range(MAX_REDRAWS + 1):
-        probes = Probes.draw(d, rng)
+        probes = Probes.draw(d, rng, biases=biases)
         try:
-            return _plan(blocks, d, H, method, probes, stats), stats
+            heads, b = _plan(blocks, d, H, method, probes, stats)
+            return MultiHead(heads, d=d, b=b), stats
         except _Degenerate as e:
             stats.redraws += 1
             reasons.append(str(e))
@@ -377,6 +423,7 @@ def _run_plan(blocks, d: int, H: int, method: str, seed: int) -> tuple[list, _St
         f"the block pairs stayed inconsistent across {MAX_REDRAWS + 1} independent random probe sets "
         f"({'; '.join(reasons)}): for a sum of at most {H} softmax heads this has probability about "
         f"2^-{PROBE_BITS} per draw, so the oracle is not one"
+        + ("" if biases else " (heads with score biases c_h break the cross links: learn with biases=True)")
     )
 
 
@@ -393,6 +440,7 @@ def learn_multi_head(
     certify: bool = True,
     checks: int = DEFAULT_CHECKS,
     check_seed: int | None = None,
+    biases: bool = False,
 ) -> LearnResult:
     """The canonical form of a sum of at most H softmax heads, exactly [KKG26].
 
@@ -421,6 +469,11 @@ def learn_multi_head(
     certify, checks, check_seed :
         As for every learner (:class:`~exact.learn.driver.Run`): replay of the transcript,
         and random verification queries of length 3–4 after learning.
+    biases : bool
+        Learn among sums of heads **with biases** (a score bias ``c_h`` per head and one
+        output bias ``b``, as torch builds them; ``docs/biases.md``): one more group of blocks,
+        ``4H(d² + d) − 2H + 1`` queries (paper) or :func:`fast_query_count` with ``biases=True``.
+        The canonical form merges equal ``(W_h, c_h)``.  Exact modes only.
 
     Returns
     -------
@@ -447,12 +500,22 @@ def learn_multi_head(
     >>> fast = learn_multi_head(ExactOracle(truth), heads=2, method="fast", seed=1)
     >>> fast.model == canonical_form(truth), fast.queries, paper_query_count(2, 2)
     (True, 18, 29)
+    >>> biased = MultiHead([SingleHead([[1]], [2], c=["1/2"]), SingleHead([[1]], [-1], c=[0])], b=3)
+    >>> r = learn_multi_head(ExactOracle(biased), heads=2, biases=True, seed=1)
+    >>> r.model == canonical_form(biased), r.queries == paper_query_count(1, 2, biases=True)
+    (True, True)
     """
     d = oracle_dimension(oracle)
     H = _bound(d, heads, max_heads)
     if method not in METHODS:
         raise InvalidArgument(f"method: expected one of {', '.join(map(repr, METHODS))}, got {method!r}")
     floating = mode == "float" or (mode is None and not oracle.exact)
+    if not isinstance(biases, bool):
+        raise InvalidArgument(f"biases: expected True or False, got {biases!r}")
+    if floating and biases:
+        raise InvalidArgument("biases: heads with biases are learned in the exact modes only (an exact oracle); "
+                              "multi-head learning from float answers is bias-free (for one head with biases from "
+                              "float answers, use learn_single_head_biased)")
     if floating and method != "paper":
         raise InvalidArgument("mode='float' runs the paper's plan (method='paper'): its matching needs no residue test")
     if not floating and not oracle.exact:
@@ -464,7 +527,7 @@ def learn_multi_head(
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise InvalidArgument(f"seed: expected an integer in [0, 2^64) or None, got {seed!r}")
     spec = SPEC if method == "paper" else FAST_SPEC
-    count = paper_query_count(d, H) if method == "paper" else fast_query_count(d, H)
+    count = paper_query_count(d, H, biases) if method == "paper" else fast_query_count(d, H, biases)
     run = Run(spec, oracle, mode="float" if floating else mode, prec=prec, max_prec=max_prec, queries=count,
               certify=certify, checks=checks, check_seed=check_seed)
     if floating:
@@ -472,8 +535,8 @@ def learn_multi_head(
     equals = symbolic_equals if run.arith.name == "symbolic" else certified_equals
     with run:
         blocks = _OracleBlocks(run, H, equals, prec, max_prec)
-        found, stats = _run_plan(blocks, d, H, method, seed)
-        model = canonical_form(MultiHead(found, d=d))
+        found, stats = _run_plan(blocks, d, H, method, seed, biases)
+        model = canonical_form(found)
         if certify:
             bad = run.replay(model, run.transcript)
             if bad:
@@ -481,13 +544,15 @@ def learn_multi_head(
                     f"the decoded model does not reproduce {len(bad)} of the {len(run.transcript)} answers (first "
                     f"#{bad[0]}): the probes were not generic for this model (was it built against the probe "
                     f"seed?), or the oracle is not a sum of at most {H} softmax heads"
+                    + (" with biases" if biases else "")
                 )
-        conditions = {"heads": H, "probe_seed": seed}
+        conditions = {"heads": H, "probe_seed": seed, **({"biases": True} if biases else {})}
         details = MultiHeadDetails(
-            canonical_heads=model.H, heads_bound=H, method=method, paper_count=paper_query_count(d, H),
-            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=blocks.blocks, links=stats.links,
+            canonical_heads=model.H, heads_bound=H, method=method, paper_count=paper_query_count(d, H, biases),
+            fast_count=fast_query_count(d, H, biases), lower_bound=lower_bound(d, H, biases), blocks=blocks.blocks,
+            links=stats.links,
             cross_links=stats.cross_links, fallback_groups=stats.fallback_groups, redraws=stats.redraws, seed=seed,
-            block_precision=blocks.bits,
+            block_precision=blocks.bits, biases=biases,
         )
         return run.finish(model, conditions=conditions, details=details)
 
@@ -541,6 +606,7 @@ class MultiHeadDetails(Details):
     block_precision: int | None = None
     condition: float | None = None
     monomial_condition: float | None = None
+    biases: bool = False
 
     def rows(self, result) -> list:
         out = [("blocks", f"{self.blocks} ({_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
@@ -553,9 +619,15 @@ class MultiHeadDetails(Details):
 
     def model_rows(self, result) -> list:
         fmt = format_rational if result.exact else (lambda x: f"{float(x):.17g}")
-        lines = [f"canonical   {result.model.H} head(s) (equal W merged, zero v dropped)"]
+        biased = result.model.biased or self.biases
+        merged = "equal (W, c) merged" if biased else "equal W merged"
+        lines = [f"canonical   {result.model.H} head(s) ({merged}, zero v dropped)"]
+        if biased:
+            lines.append(f"b = {fmt(result.model.b)}")
         for i, h in enumerate(result.model.heads):
             lines.append(f"head {i + 1}: v = [" + ", ".join(fmt(x) for x in h.v) + "]")
+            if biased:
+                lines.append("  c = [" + ", ".join(fmt(x) for x in h.c) + "]")
             lines += ["  W [" + ", ".join(fmt(x) for x in row) + "]" for row in h.W]
         return lines
 
@@ -576,6 +648,9 @@ class MultiHeadDetails(Details):
 
 def _count_text(result) -> str:
     d = result.details
+    if d.biases:
+        return (f"with biases: paper 4H(d² + d) − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}, "
+                f"parameters H(d² + 2d) + 1 = {d.lower_bound}; H = {d.heads_bound}")
     return (f"paper 4Hd² − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}, parameters "
             f"H(d² + d) = {d.lower_bound}; H = {d.heads_bound}")
 
@@ -620,17 +695,21 @@ def _rederive(model, conditions, method: str, limit: int | None = None) -> list 
     """The sequences the learner asks of ``model`` with the recorded bound and seed, or why not
     (re-deriving stops past ``limit`` sequences: a longer plan cannot be the transcript's)."""
     H, seed = conditions.get("heads"), conditions.get("probe_seed")
+    biases = conditions.get("biases", False) is True
     if H is None or seed is None:
         return "a multi-head certificate must record its head bound and probe seed (conditions heads, probe_seed)"
     if not isinstance(model, MultiHead):
         return f"expected a multi-head model, got a {type(model).__name__}"
+    if model.biased and not biases:
+        return ("the certified model has biases (a c_h or b nonzero), which the bias-free plan does not identify; "
+                "a certificate of heads with biases records the condition biases=true")
     if model != canonical_form(model):
         return "the certified model is not in canonical form"
     if model.H > H:
         return f"the model has {model.H} canonical heads, above the bound H = {H}"
     blocks = _ModelBlocks(model, limit)
     try:
-        _run_plan(blocks, model.d, H, method, seed)
+        _run_plan(blocks, model.d, H, method, seed, biases)
     except OracleInconsistent as e:
         return f"the learner's plan does not decode this model: {e}"
     except _TooLong:
@@ -657,12 +736,17 @@ def _checker(method: str):
 GENERIC = "for probes generic for the model (their seed independent of it)"
 
 
+def _class(conditions) -> str:
+    heads = f"a sum of at most {conditions.get('heads', 'H')} softmax heads"
+    return heads + (" with biases" if conditions.get("biases") is True else " without biases")
+
+
 def _unchecked(conditions) -> tuple:
-    return (f"among sums of at most {conditions.get('heads', 'H')} softmax heads", GENERIC)
+    return ("among " + _class(conditions).removeprefix("a ").replace("sum", "sums", 1), GENERIC)
 
 
 def _scope(conditions) -> str:
-    return f"among sums of at most {conditions.get('heads', 'H')} softmax heads, up to canonical form, {GENERIC}"
+    return f"{_unchecked(conditions)[0]}, up to canonical form, {GENERIC}"
 
 
 def _seed_ok(x) -> bool:
@@ -675,6 +759,8 @@ _OPTIONS = (
     registry.Option("max_heads", "int", "H0, an upper bound on the number of heads (instead of --heads)", minimum=1,
                     instead_of="heads"),
     registry.Option("seed", "int", "seed of the random probes (default: fresh, reported)", minimum=0),
+    registry.Option("biases", "flag", "heads with biases (a score bias c_h per head, one output bias b; one more "
+                    "group of blocks)", from_model=lambda model: True if model.biased else None),
 )
 
 
@@ -685,14 +771,16 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         model_kind="multi-head",
         modes=("certified", "symbolic", "float") if method == "paper" else ("certified", "symbolic"),
         learn=functools.partial(learn_multi_head, method=method),
-        query_count=lambda d, heads=None, max_heads=None, **conditions: count(d, heads or max_heads or 1),
+        query_count=lambda d, heads=None, max_heads=None, biases=False, **conditions: count(
+            d, heads or max_heads or 1, biases is True),
         count_formula=formula,
         count_text=_count_text,
-        conditions={"heads": lambda x: registry.int_at_least(1)(x) and x <= MAX_HEADS, "probe_seed": _seed_ok},
+        conditions={"heads": lambda x: registry.int_at_least(1)(x) and x <= MAX_HEADS, "probe_seed": _seed_ok,
+                    "biases": lambda x: x is True},
         check_certificate=_checker(method),
         scope=_scope,
         unchecked=_unchecked,
-        model_class=lambda conditions: f"a sum of at most {conditions.get('heads', 'H')} softmax heads",
+        model_class=_class,
         options=_OPTIONS,
         command="multi-head",
         method=method,
