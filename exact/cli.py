@@ -320,15 +320,11 @@ def _torch_oracle(args, spec):
     if args.oracle != "exact":
         raise InvalidArgument("--oracle: does not apply with --torch")
     oracle, truth = torch_black_box(args.torch)
-    if truth is None:
-        raise InvalidArgument("--torch: the module has several heads with biases, which no learner covers yet (its "
-                              "answers are not a single head's); build it with bias=False, or use the Python API")
-    if truth is not None:
-        try:
-            truth = as_kind(truth, spec.model_kind)
-        except InvalidArgument:
-            raise InvalidArgument(f"--torch: learner {spec.name!r} learns {spec.model_kind} models, and this module "
-                                  f"is a {truth.kind}") from None
+    try:
+        truth = as_kind(truth, spec.model_kind)
+    except InvalidArgument:
+        raise InvalidArgument(f"--torch: learner {spec.name!r} learns {spec.model_kind} models, and this module "
+                              f"is a {truth.kind}") from None
     return truth, oracle
 
 

@@ -36,6 +36,10 @@ def as_multi_head(model, *, where: str) -> MultiHead:
     """``model`` if it is a multi-head model (the family of Proposition 7.1), else a clear error."""
     if not isinstance(model, MultiHead):
         raise InvalidArgument(f"{where}: expected a multi-head model, got a {type(model).__name__}")
+    if model.biased:
+        raise InvalidArgument(f"{where}: the families of Proposition 7.1 are built and proved for bias-free heads, and "
+                              "this model has biases (a c_h or b nonzero); drop them (c_h = 0, b = 0) to build its "
+                              "counterexamples")
     return model
 
 

@@ -91,9 +91,10 @@ def _single_head(*, d, seed, grid, bound, v_zeros=0, rank=None, biases=False):
     return SingleHead.random(d, seed=seed, grid=grid, bound=bound, v_zeros=v_zeros, rank=rank, biases=biases)
 
 
-def _multi_head(*, d, heads, seed, grid, bound, duplicate_w=False, shared_v=False, zero_v=False):
+def _multi_head(*, d, heads, seed, grid, bound, duplicate_w=False, shared_v=False, zero_v=False, biases=False,
+                shared_w=False):
     return MultiHead.random(d, heads, seed=seed, grid=grid, bound=bound, duplicate_w=duplicate_w, shared_v=shared_v,
-                            zero_v=zero_v)
+                            zero_v=zero_v, biases=biases, shared_w=shared_w)
 
 
 def _ffn(*, d, m, seed, grid, bound):
@@ -121,7 +122,8 @@ KINDS: dict[str, ModelKind] = {
                          _common() + (_V_ZEROS, Option("rank", "int", "rank bound r (W = A·B, A d×r, B r×d)",
                                                        minimum=0, required=True)), _single_head),
         )),
-        ModelKind("multi-head", MultiHead, "a sum of H softmax heads", (
+        ModelKind("multi-head", MultiHead, "a sum of H softmax heads (optionally with biases: a score bias c_h "
+                  "per head and one output bias b)", (
             RandomRecipe("multi-head", "a random sum of H softmax heads (optionally with the non-identifiable "
                          "structures: a duplicate W, a shared v, a zero v)",
                          _common(256) + (
@@ -129,6 +131,10 @@ KINDS: dict[str, ModelKind] = {
                              Option("duplicate_w", "flag", "head 2 takes head 1's W (they merge canonically)"),
                              Option("shared_v", "flag", "the last head takes head 1's v (with its own W)"),
                              Option("zero_v", "flag", "the last head gets v = 0 (dropped canonically)"),
+                             Option("biases", "flag", "also draw a score bias c_h per head and one output bias b "
+                                                      "(torch's heads); --duplicate-w then copies (W, c)"),
+                             Option("shared_w", "flag", "with --biases: head 2 takes head 1's W with its own c "
+                                                        "(they stay two heads)"),
                          ), _multi_head),
         ), accepts={"single-head": lambda model: MultiHead([model])}),
         ModelKind("ffn", ReLUFFN, "a bias-free ReLU network g(x) = wᵀReLU(Ax)", (

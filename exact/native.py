@@ -140,26 +140,24 @@ def native_model(mha, readout):
     """The identifiable model a torch module computes, exactly from its (float) weights.
 
     One head gives a :class:`~exact.models.SingleHead` (with ``c`` and ``b`` when the module has
-    biases); several bias-free heads give a :class:`~exact.multihead.MultiHead`.  The score scale
+    biases); several heads give a :class:`~exact.multihead.MultiHead` (with a ``c_h`` per head and
+    ``b = wᵀ(Σ_h W_O,h b_v,h + b_o)`` when the module has biases).  The score scale
     is the float64 value of ``1/√r`` that torch multiplies by; for a float32 module the scores are
     scaled in float32, so ``W`` is exact only up to that rounding.
 
     Raises
     ------
     InvalidArgument
-        For several heads with biases (not a model kind yet), and for every module the
-        oracle refuses.
+        For every module the oracle refuses.
     """
     wt = _weights(mha, readout)
     scale = Fraction(1 / math.sqrt(wt.r))
     if wt.H == 1:
         return _head(wt, 0, scale, True)
-    if wt.biased:
-        raise InvalidArgument(f"mha: {wt.H} heads with biases: a sum of heads with biases is not a model kind yet; "
-                              "build the module with bias=False, or with num_heads=1")
     from .multihead import MultiHead
 
-    return MultiHead([_head(wt, h, scale, False) for h in range(wt.H)])
+    # each head's b is wᵀW_O,h b_v,h; the output projection's bias enters once (head 1's)
+    return MultiHead([_head(wt, h, scale, h == 0) for h in range(wt.H)])
 
 
 def native_head(mha, readout) -> SingleHead:
@@ -305,7 +303,7 @@ class TorchOracle(BaseOracle):
 def torch_black_box(text: str) -> tuple:
     """``(oracle, truth)`` for ``MODULE:ATTR``: imports ``MODULE`` (running its code), calls ``ATTR()``,
     which returns ``(mha, readout)``, and wraps them (:class:`TorchOracle`); ``truth`` is
-    :func:`native_model`, or ``None`` for a module it has no model for (several heads with biases).
+    :func:`native_model`.
 
     This is how ``learn ... --torch MODULE:ATTR`` loads a user's module.
     """
@@ -319,12 +317,7 @@ def torch_black_box(text: str) -> tuple:
     if not isinstance(got, tuple) or len(got) != 2:
         raise InvalidArgument(f"--torch: {text}() must return (module, readout), got {type(got).__name__}")
     mha, readout = got
-    oracle = TorchOracle(mha, readout)
-    try:
-        truth = native_model(mha, readout)
-    except InvalidArgument:
-        truth = None
-    return oracle, truth
+    return TorchOracle(mha, readout), native_model(mha, readout)
 
 
 def causal_prefix_answers(mha, readout, X) -> np.ndarray:

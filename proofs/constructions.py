@@ -77,6 +77,14 @@ class NumericModel(Protocol):
     def ball(self, X, *, prec: int = 128) -> Any: ...
 
 
+def refuse_biases(model) -> None:
+    """The families and their proofs are for bias-free heads: a score bias ``c_h`` or an output bias
+    ``b`` would be ignored, so a model that has one is refused."""
+    if getattr(model, "b", 0) or any(any(getattr(h, "c", ()) or ()) for h in model.heads):
+        raise ValueError("proofs: the multi-head families and their proofs are for bias-free heads, and this model "
+                         "has biases (a score bias c_h or an output bias b); its biases would be ignored")
+
+
 # -- constructions on numeric models -------------------------------------------------------
 
 
@@ -219,6 +227,7 @@ def mixed(model: NumericModel, *, seed=None, steps: int = 3) -> NumericModel:
 
 def construct(model: NumericModel, kind: str, *, seed=None) -> NumericModel:
     """Apply the construction ``kind`` (one of :data:`KINDS`)."""
+    refuse_biases(model)
     if kind == "split":
         return split_v(model, seed=seed)
     if kind == "zero":

@@ -20,6 +20,7 @@ import numbers
 import sympy
 
 from .constructions import (
+    refuse_biases as _refuse_biases,
     KINDS,
     NumericModel,
     _rand_q,
@@ -66,6 +67,7 @@ def _rational(x) -> sympy.Rational:
 def _as_pairs(model) -> list:
     """``[(W, v)]`` as sympy matrices, from a numeric model or a list of pairs."""
     if _is_numeric_model(model):
+        _refuse_biases(model)
         return [
             (sympy.Matrix([[_rational(x) for x in r] for r in h.W]), sympy.Matrix([_rational(x) for x in h.v]))
             for h in model.heads

@@ -133,7 +133,7 @@ def test_the_command_line_refuses_a_module_no_learner_covers(tmp_path, monkeypat
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     rc, _, err = run(capsys, "learn", "single-head", "--torch", "twoheads:make", "--quiet")
-    assert rc == 2 and "several heads with biases" in err
+    assert rc == 2 and "learner 'single-head' learns single-head models, and this module is a multi-head" in err
 
 
 def test_with_measured_bounds_a_two_head_float32_module_is_not_taken_for_one_head():

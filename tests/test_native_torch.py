@@ -93,8 +93,6 @@ def _mha(d, heads=1, *, bias=True, batch_first=False, dtype=torch.float64, seed=
 @pytest.mark.parametrize("batch_first", [True, False])
 @pytest.mark.parametrize("heads", [1, 3])
 def test_every_module_answers_within_its_declared_bound_of_the_native_model(dtype, bias, batch_first, heads):
-    if bias and heads > 1:
-        pytest.skip("several heads with biases are not a model kind yet (native_model refuses them)")
     mha, w = _mha(6, heads, bias=bias, batch_first=batch_first, dtype=dtype)
     truth = native_model(mha, w)
     assert getattr(truth, "H", 1) == heads and getattr(truth, "biased", False) == bias
@@ -174,12 +172,23 @@ def test_dropout_in_training_mode_is_refused_and_eval_mode_accepted():
     TorchOracle(mha.eval(), torch.ones(4))
 
 
-def test_several_heads_with_biases_have_no_native_model_yet():
-    mha = torch.nn.MultiheadAttention(4, 2).eval()
-    with pytest.raises(InvalidArgument, match="2 heads with biases"):
-        native_model(mha, torch.ones(4))
+def test_several_heads_with_biases_give_one_output_bias_computed_from_the_weights():
+    """b = wᵀ(Σ_h W_O,h b_v,h + b_o) and c_h = W_K,hᵀ b_q,h / √r, computed here from the weights in numpy."""
+    mha, w = _mha(4, 2)
+    truth = native_model(mha, w)
+    d, r = 4, 2
+    Wi, bi = mha.in_proj_weight.detach().numpy(), mha.in_proj_bias.detach().numpy()
+    Wo, bo = mha.out_proj.weight.detach().numpy(), mha.out_proj.bias.detach().numpy()
+    wn = w.numpy()
+    assert truth.H == 2 and truth.biased
+    assert abs(float(truth.b) - float(wn @ (Wo @ bi[2 * d:] + bo))) < 1e-12
+    for h, head in enumerate(truth.heads):
+        s = slice(h * r, (h + 1) * r)
+        Wk, bq = Wi[d:2 * d][s], bi[:d][s]
+        assert np.abs(np.array([float(x) for x in head.c]) - Wk.T @ bq / np.sqrt(r)).max() < 1e-12
+        assert head.b == 0  # the output bias is the model's
     with pytest.raises(InvalidArgument, match="native_head takes num_heads=1"):
-        native_head(mha, torch.ones(4))
+        native_head(mha, w)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -318,8 +327,8 @@ def test_measured_bounds_hold_and_make_float32_bounds_say_something_at_d_32():
     assert err <= r.error_bound.W_frobenius < 0.1 * np.linalg.norm(W)
     with pytest.raises(InvalidArgument, match="bound: expected 'derived' or 'measured'"):
         TorchOracle(mha, w, bound="tight")
-    with pytest.raises(InvalidArgument, match="2 heads with biases"):
-        TorchOracle(torch.nn.MultiheadAttention(4, 2).eval(), torch.ones(4), bound="measured")
+    two = TorchOracle(*_mha(4, 2), bound="measured")  # several heads with biases: measured against their model
+    assert two.query([[1, 0, 0, 0], [0, 1, 0, 0]]).error < 1e-12
 
 
 @pytest.mark.parametrize("bias", [True, False])
