@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "FFN", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
+    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
 
@@ -124,6 +124,15 @@ KKG_FAST = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H − 1)d(d
                    "SPEC 3.7 (beyond)")
 #: The parameter count of H heads: no plan reading one number per query does with fewer.
 KKG_LOWER = Formula("H(d² + d)", lambda d, H: H * (d * d + d), "SPEC 3.7")
+#: Heads with biases (docs/biases.md, beyond): one more group of final tokens (d + 1 affinely independent
+#: ones give W_h and c_h), so d + 1 bootstrap blocks, (d + 1)(d − 1) measurements and in-group links, d cross links.
+KKG_BIASED = Formula("4H(d² + d) − 2H + 1", lambda d, H: 4 * H * (d * d + d) - 2 * H + 1, "docs/biases.md (beyond)")
+#: The fast plan with biases, generic instances: d other groups of d blocks of 2H − 1.
+KKG_FAST_BIASED = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H − 1)d²",
+                          lambda d, H: (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * d,
+                          "docs/biases.md (beyond)")
+#: The parameter count of H heads with biases: (W_h, c_h, v_h) per head and one b.
+KKG_LOWER_BIASED = Formula("H(d² + 2d) + 1", lambda d, H: H * (d * d + 2 * d) + 1, "docs/biases.md (beyond)")
 #: The ReLU FFN learner (SPEC 3.6): the bound a run stays within, its verification included.
 FFN = Formula("(m + 1)(d − 2) + 10m + 32", lambda d, m: (m + 1) * max(d - 2, 0) + 10 * m + 32, "docs/ffn.md")
 #: SPEC 3.5 [BSHK26]: the FFN's queries on one-token inputs, and two calls per single-head query.

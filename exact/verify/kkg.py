@@ -13,16 +13,18 @@ from ..oracles import ExactOracle, FloatOracle
 from .budget import pick
 from .cases import BoundedHeadsCase, HeadsCase, SweepCase
 from .core import Claim, Instance, Verdict, conditions
-from .formulas import KKG_FAST, KKG_LOWER, KKG_PAPER
+from .formulas import KKG_BIASED, KKG_FAST, KKG_FAST_BIASED, KKG_LOWER, KKG_LOWER_BIASED, KKG_PAPER
 
 __all__ = ["kkg_claims"]
 
 _FLAGS = {"": {}, " dup-W": {"duplicate_w": True}, " zero-v": {"zero_v": True}, " shared-v": {"shared_v": True}}
+_BIASED_FLAGS = {"": {}, " dup-(W,c)": {"duplicate_w": True}, " one-W-two-c": {"shared_w": True},
+                 " zero-v": {"zero_v": True}, " shared-v": {"shared_v": True}}
 
 
-def _run(case: HeadsCase, learner: str, mode: str | None = None):
+def _run(case: HeadsCase, learner: str, mode: str | None = None, **options):
     oracle = ExactOracle(case.model)
-    r = registry.get(learner).learn(oracle, heads=case.heads, seed=case.seed, mode=mode)
+    r = registry.get(learner).learn(oracle, heads=case.heads, seed=case.seed, mode=mode, **options)
     exact, why = conditions((r.exact, "the result is not labelled exact"),
                             (r.model == canonical_form(case.model), "the learned canonical form differs from the model's"),
                             (r.report is not None and r.report.holds, "its certificate does not hold"))
@@ -63,6 +65,47 @@ def _fast_check(case: HeadsCase) -> Verdict:
                                        f"lower bound H(d² + d) = {KKG_LOWER(d=d, H=H)}"
                                        + (f", {fallback} group(s) fell back to links" if fallback else "")),
                    {"d": d, "H": H, "plan": "fast", "paper": paper})
+
+
+def _biased_check(learner: str, mode: str | None = None):
+    """Heads with biases: the canonical form (equal (W, c) merged, one b) exactly, at the plan's count."""
+    def check(case: HeadsCase) -> Verdict:
+        r, counted, exact, why = _run(case, learner, mode=mode, biases=True)
+        d, H = case.model.d, case.heads
+        exact, why = conditions((exact, why), (r.certificate.conditions.get("biases") is True,
+                                               "the certificate does not record the class with biases"))
+        fallback, redraws = r.details["fallback_groups"], r.details["redraws"]
+        if learner == "multi-head" or fallback:
+            count = KKG_BIASED.check(counted, reported=r.queries, at_most=bool(fallback), longest=r.max_length,
+                                     longest_expected=2 * H + 1, d=d, H=H,
+                                     unmet=f"{redraws} probe redraws" if redraws else "")
+        else:
+            count = KKG_FAST_BIASED.check(counted, reported=r.queries, longest=r.max_length,
+                                          longest_expected=2 * H + 1, d=d, H=H)
+        return Verdict(exact, count, why, f"{r.queries} queries, {r.model.H} canonical head(s), b = "
+                       f"{r.model.b}; parameters H(d² + 2d) + 1 = {KKG_LOWER_BIASED(d=d, H=H)}",
+                       {"d": d, "H": H, "plan": "paper" if learner == "multi-head" else "fast"})
+    return check
+
+
+def _biased_refusal_check(case: HeadsCase) -> Verdict:
+    """The bias-free plan on heads with biases: refused, naming the biases; and a certificate of the
+    biased result with its class condition dropped is refused."""
+    try:
+        registry.get("multi-head").learn(ExactOracle(case.model), heads=case.heads, seed=case.seed)
+    except OracleInconsistent as e:
+        named = "biases=True" in str(e)
+    else:
+        return Verdict(False, True, "the bias-free plan returned a result for heads with biases")
+    r = registry.get("multi-head").learn(ExactOracle(case.model), heads=case.heads, seed=case.seed, biases=True)
+    import dataclasses
+
+    dropped = dict(r.certificate.conditions)
+    dropped.pop("biases")
+    forged = dataclasses.replace(r.certificate, conditions=dropped).check().holds
+    ok, why = conditions((named, "refused without naming biases=True"),
+                         (not forged, "a certificate without the biases condition holds for a model with biases"))
+    return Verdict(ok, True, why, "refused, naming biases=True; the forged certificate fails")
 
 
 def _median_check(case: SweepCase) -> Verdict:
@@ -159,8 +202,23 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
         Instance("H=4 d=1 separated scores", BoundedHeadsCase(_spread(4, 1), 4, "estimate")),
         Instance("H=6 d=1 separated scores (float64 cannot resolve them)", BoundedHeadsCase(_spread(6, 1), 6, "refuse")),
     )
+    biased = tuple(
+        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=30 * d + H, biases=True, **flags), H, d))
+        for d in dims
+        for H in (1, 2, 3, 4)
+        for name, flags in _BIASED_FLAGS.items()
+        if (H == 1 and name in ("", " zero-v")) or (H > 1 and (not name or H == 2 + (d + len(name)) % 3))
+    )
+    biased_fast = tuple(i for i in biased if i.case.heads in (2, 3) and i.case.model.d <= 3)
+    biased_symbolic = tuple(i for i in biased if i.case.heads == 2 and i.case.model.d <= 2)
     return [
         Claim("KKG26: canonical form exactly, 4Hd² − 2H + 1 queries of length <= 2H + 1", paper, _paper_check),
+        Claim("KKG26 with biases (beyond): canonical form exactly, 4H(d² + d) − 2H + 1 queries", biased,
+              _biased_check("multi-head")),
+        Claim("KKG26 with biases (beyond): fast plan exact at its count", biased_fast, _biased_check("multi-head-fast")),
+        Claim("KKG26 with biases (beyond): symbolic mode", biased_symbolic, _biased_check("multi-head", "symbolic")),
+        Claim("KKG26 with biases (beyond): the bias-free plan refuses them, a certificate cannot drop them",
+              tuple(i for i in biased if i.case.heads == 2)[:3], _biased_refusal_check, counts=False),
         Claim("KKG26: symbolic mode (sympy confirms every block)", symbolic, _symbolic_check),
         Claim("KKG26 (beyond): fast plan exact at its count, links only for shared v", fast, _fast_check),
         Claim("KKG26 (beyond): fast plan median <= 0.6× the paper's count",
