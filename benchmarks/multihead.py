@@ -13,9 +13,14 @@ their targets (10 s and 60 s).  ``symbolic`` rows time symbolic mode on small sh
 ``float`` rows learn from ``FloatOracle`` and report the error against the canonical form,
 the learner's estimate, the intrinsic condition number of the block fits and that of the
 naive monomial scheme (H = 2 random heads; H = 4 and 6 with well-separated scores).
+``biased`` rows (``--biases``) learn the same heads with biases (``MultiHead.random(d, H,
+seed=seed, biases=True)``: the same ``W_h`` and ``v_h``, plus ``c_h`` and ``b``) with
+``biases=True``, and give the queries against 4H(d² + d) − 2H + 1 and the seconds against the
+bias-free run of the same heads, measured in the same run.
 
     python benchmarks/multihead.py > benchmarks/results/multihead.jsonl
     python benchmarks/multihead.py --dims 2 3 --heads 2 --seeds 1 --no-speed     # a quick look
+    python benchmarks/multihead.py --biases --seeds 1 --no-speed > benchmarks/results/multihead_biases.jsonl
 """
 
 from __future__ import annotations
@@ -51,16 +56,17 @@ def progress(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def learn(model: MultiHead, H: int, method: str, seed: int, mode: str = "certified") -> dict:
+def learn(model: MultiHead, H: int, method: str, seed: int, mode: str = "certified", biases: bool = False) -> dict:
     oracle = ExactOracle(model)
     t = time.perf_counter()
-    r = learn_multi_head(oracle, heads=H, method=method, seed=seed, mode=mode)
+    r = learn_multi_head(oracle, heads=H, method=method, seed=seed, mode=mode, biases=biases)
     seconds = time.perf_counter() - t
     d = model.d
-    return {"d": d, "H": H, "seed": seed, "method": method, "mode": mode,
+    return {"d": d, "H": H, "seed": seed, "method": method, "mode": mode, "biases": biases,
             "exact": r.exact and r.model == canonical_form(model), "canonical_heads": r.model.H,
-            "queries": oracle.count - r.verification_queries, "paper_count": paper_query_count(d, H),
-            "fast_count": fast_query_count(d, H), "lower_bound": lower_bound(d, H), "max_length": r.max_length,
+            "queries": oracle.count - r.verification_queries, "paper_count": paper_query_count(d, H, biases),
+            "fast_count": fast_query_count(d, H, biases), "lower_bound": lower_bound(d, H, biases),
+            "max_length": r.max_length,
             "fallback_groups": r.details["fallback_groups"], "redraws": r.details["redraws"], "seconds": seconds}
 
 
@@ -96,6 +102,8 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, nargs="*", default=[2, 3, 4])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--no-speed", action="store_true", help="skip the (8, 4) and (16, 4) timings")
+    p.add_argument("--biases", action="store_true", help="only the biased rows: heads with biases against the same "
+                   "heads without, over the sweep (and (8, 4) unless --no-speed)")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
     import flint
@@ -103,6 +111,20 @@ def main(argv=None) -> int:
 
     emit({"row": "env", "python": platform.python_version(), "numpy": np.__version__, "sympy": sympy.__version__,
           "flint": flint.__version__, "cpus": __import__("os").cpu_count(), "config": vars(args)})
+    if args.biases:
+        shapes = [(d, H) for d in args.dims for H in args.heads] + ([] if args.no_speed else [(8, 4)])
+        for d, H in shapes:
+            for seed in range(args.seeds):
+                for method in ("paper", "fast"):
+                    free = learn(MultiHead.random(d, H, seed=seed), H, method, seed)
+                    row = learn(MultiHead.random(d, H, seed=seed, biases=True), H, method, seed, biases=True)
+                    emit({"row": "biased", **row, "count_met": row["queries"] == row["paper_count"]
+                          if method == "paper" else row["queries"] <= row["fast_count"] or row["fallback_groups"] > 0,
+                          "bias_free_queries": free["queries"], "bias_free_seconds": free["seconds"],
+                          "seconds_over_bias_free": row["seconds"] / max(free["seconds"], 1e-9)})
+            progress(f"biased ({d}, {H}) done")
+        emit({"row": "done", "seconds": time.perf_counter() - t0})
+        return 0
     ratios = []
     for d in args.dims:
         for H in args.heads:

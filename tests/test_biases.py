@@ -108,9 +108,12 @@ def test_json_round_trips_the_biases_and_refuses_bad_ones():
         SingleHead.from_json(dict(data, c="1"))
 
 
-def test_several_heads_with_biases_are_refused_for_now():
-    with pytest.raises(InvalidArgument, match="a head with biases"):
-        MultiHead([SingleHead([[1]], [1], b=1)])
+def test_a_single_head_with_biases_is_a_multi_head_model_with_one_b():
+    h = SingleHead([[1]], [1], c=[2], b=1)
+    m = MultiHead([h])
+    assert m.b == 1 and m.heads[0] == SingleHead([[1]], [1], c=[2]) and m.biased
+    X = [[1], ["1/2"], [-1]]
+    assert m.exact(X) == h.exact(X)
 
 
 def test_random_biases_keep_w_and_v_of_the_same_seed():

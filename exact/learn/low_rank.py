@@ -268,9 +268,10 @@ def learn_low_rank(
         the bound or an oracle that is not a single head; with ``checks=0`` the
         result is exact only "among heads of rank ≤ r".
     biases : bool
-        Float mode only: a head with biases (``c``, ``b``, ``docs/biases.md``): ``b = f([0])``,
+        A head with biases (``c``, ``b``, ``docs/biases.md``), in every mode: ``b = f([0])``,
         ``v_i = f([e_i]) − b`` and the ``d`` shifts ``u_kᵀc`` from ``[γu_k; 0]`` come first, and
-        every logit probe's shift is taken off; ``d + 1`` more queries.
+        every sketch probe's shift is taken off; ``d + 1`` more queries (``2rd − r² + 2d + 1``),
+        and ``c = U⁻¹(u_kᵀc)_k``.  The result is exact among heads with biases of rank ≤ r.
 
     Returns
     -------
@@ -307,9 +308,8 @@ def learn_low_rank(
         raise ShapeError(f"rank: expected an integer 0 <= r <= d = {d} or None, got {rank!r}")
     if mode == "float" or (mode is None and not oracle.exact):
         return _learn_float(oracle, rank=rank, seed=seed, checks=checks, check_seed=check_seed, biases=biases)
-    if biases:
-        raise InvalidArgument("biases: the low-rank learner takes heads with biases in mode='float' only (the exact "
-                              "modes' certificate covers the bias-free plan); use learn_single_head_biased exactly")
+    if not isinstance(biases, bool):
+        raise InvalidArgument(f"biases: expected True or False, got {biases!r}")
     if not oracle.exact:
         raise InvalidArgument(
             "learn_low_rank: an approximate oracle is learned in mode='float' (the same plan, with a first-order "
@@ -321,21 +321,29 @@ def learn_low_rank(
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         raise InvalidArgument(f"seed: expected a non-negative integer or None, got {seed!r}")
     # With r known the whole count is checked up front; otherwise step by step.
+    extra = d + 1 if biases else 0
     run = Run(
         SPEC, oracle, mode=mode, prec=prec, max_prec=max_prec,
-        queries=low_rank_query_count(d, rank) if rank is not None else d,
+        queries=(low_rank_query_count(d, rank) if rank is not None else d) + extra,
         certify=certify, checks=checks, check_seed=check_seed,
     )
     with run:
 
-        # Step 1: v and the probes.
-        v, _ = read_v(run)
+        # Step 1: v (and b) and the probes (and the shifts u_kᵀc).
+        b = Fraction(0)
+        if biases:
+            b, v = _read_b_v(run)
+        else:
+            v, _ = read_v(run)
         plan = ProbePlan.choose(v)
         slopes = [v[k] + plan.shifts[k] * v[plan.pivot] for k in range(d)]
+        uc = _read_shifts(run, plan, v, b) if biases else [0] * d
         sent: list = []  # the probes, in the order they were asked
 
+        bias = b
+
         def measure(pairs, what: str) -> list:
-            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]``."""
+            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``)."""
             probes = _probes(plan, pairs)
             sent.extend(probes)
             answers = run.ask(probes)
@@ -345,9 +353,12 @@ def learn_low_rank(
                 base = base_of.get(id(b))
                 if base is None:
                     base = base_of[id(b)] = sum((x * y for x, y in zip(v, b) if y), Fraction(0))
-                meas.append(Measurement(base, slopes[k]))
+                meas.append(Measurement(bias + base, slopes[k]))
             names = [f"{what} #{i}" for i in range(len(pairs))]
-            return run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
+            got = run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
+            if not biases:
+                return got
+            return [to_fraction(x) - uc[k] for x, (k, _) in zip(got, pairs)]  # u_kᵀ(W b + c) − u_kᵀc
 
         def measure_columns(cols) -> list:
             flat = measure([(k, b) for b in cols for k in range(d)], "column sketch")
@@ -378,10 +389,14 @@ def learn_low_rank(
             W = Y @ T.submatrix(K, design.P).inv() @ Z
         else:
             W = QMatrix.zeros(d, d)
-        model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
+        if biases:
+            c = tuple(to_fraction(x) for x in _unit_triangular(plan).inv().matvec(uc))
+            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c, to_fraction(b))
+        else:
+            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
         _remember(design, sent)
 
-        conditions = {"sketch_seed": seed}
+        conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
         if rank is not None:
             conditions["rank"] = rank
         Kf, Qf = canonical_factors(model._Wmat)
@@ -396,6 +411,32 @@ def learn_low_rank(
                          "Q": [[format_rational(x) for x in row] for row in Qf]},
             ),
         )
+
+
+def _read_b_v(run) -> tuple:
+    """``b = f([0])`` and ``v_i = f([e_i]) − b``, exactly (the first ``d + 1`` queries with biases)."""
+    from ..errors import NotIdentifiable
+    from .single_head_biased import value_queries
+
+    d = run.d
+    first = run.ask(value_queries(d))
+    (b,) = run.arith.values(first[:1], ["b"])
+    v = run.arith.values(first[1:], [f"v[{i}]" for i in range(d)], offset=b)
+    if not any(v):
+        raise NotIdentifiable("v = 0: then f(X) = b for every X, so neither W nor c has an effect and they cannot be "
+                              "identified")
+    return b, v
+
+
+def _read_shifts(run, plan: ProbePlan, v, b) -> list:
+    """``u_kᵀc`` for every probe ``u_k``, from ``[γu_k; 0]`` (``d`` queries), exactly."""
+    from .single_head_biased import bias_probes
+
+    d, g, p = plan.d, plan.gamma, plan.pivot
+    answers = run.ask(bias_probes(plan))
+    meas = [Measurement(b, g * (v[k] + plan.shifts[k] * v[p]), g) for k in range(d)]
+    got = run.arith.combine(answers, meas, [[(1, k)] for k in range(d)], [f"u_{k}ᵀc" for k in range(d)])
+    return [to_fraction(x) for x in got]
 
 
 def _learn_float(oracle, *, rank, seed, checks, check_seed, biases=False) -> LearnResult:
@@ -453,9 +494,10 @@ class LowRankDetails(Details):
 def _check_certificate(model, transcript, conditions) -> str | None:
     """Rebuild the learner's probe set from the certified model, its rank bound and the sketch seed."""
     d = model.d
-    if getattr(model, "biased", False):
-        return ("the certified head has biases (c or b nonzero), which the sketch's probe set does not identify; "
-                "the exact low-rank learner certifies bias-free heads only")
+    biases = conditions.get("biases") is True
+    if getattr(model, "biased", False) and not biases:
+        return ("the certified head has biases (c or b nonzero), which the bias-free sketch's probe set does not "
+                "identify; a certificate of a head with biases records the condition biases=true")
     if not any(model.v):
         return "v = 0, so no query depends on W: the transcript cannot identify it"
     seed = conditions.get("sketch_seed")
@@ -474,7 +516,12 @@ def _check_certificate(model, transcript, conditions) -> str | None:
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure)
-    seqs = [Sequence.basis(d, i) for i in range(d)] + _design_probes(design)
+    if biases:
+        from .single_head_biased import bias_probes, value_queries
+
+        seqs = value_queries(d) + bias_probes(plan) + _design_probes(design)
+    else:
+        seqs = [Sequence.basis(d, i) for i in range(d)] + _design_probes(design)
     if [q.X for q in transcript] != seqs:
         return (
             "the transcript is not the low-rank learner's probe set for this model, rank bound and sketch seed, "
@@ -493,15 +540,19 @@ def _seed_ok(x) -> bool:
 GENERIC = "for a sketch generic for W (its seed independent of W)"
 
 
+def _heads(conditions) -> str:
+    return "single heads with biases" if conditions.get("biases") is True else "bias-free single heads"
+
+
 def _scope(conditions) -> str:
     r = conditions.get("rank")
     rank = f" of rank <= {r}" if r is not None else " (rank found by exact rank tests)"
-    return f"among bias-free single heads{rank}, {GENERIC}"
+    return f"among {_heads(conditions)}{rank}, {GENERIC}"
 
 
 def _unchecked(conditions) -> tuple:
     r = conditions.get("rank")
-    return ("among bias-free single heads",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
+    return (f"among {_heads(conditions)}",) + ((f"among heads of rank <= {r}",) if r is not None else ()) + (GENERIC,)
 
 
 def _count_text(result) -> str:
@@ -515,16 +566,18 @@ def _count_text(result) -> str:
         extra += [(f"{result.details['rescaled']} re-asked", result.details["rescaled"])] if result.details["rescaled"] else []
         return " + ".join([text] + [t for t, _ in extra]) + f" = {base + sum(n for _, n in extra)} with r = {r}"
     bound = result.certificate.conditions.get("rank")
+    plus, extra = (" + d + 1", d + 1) if result.certificate.conditions.get("biases") is True else ("", 0)
     if not result.details["rank_known"]:
-        return f"2rd − r² + 2d − r = {2 * r * d - r * r + 2 * d - r} with the found r = {r}"
+        return f"2rd − r² + 2d − r{plus} = {2 * r * d - r * r + 2 * d - r + extra} with the found r = {r}"
     if r == bound:
-        return f"2rd − r² + d = {low_rank_query_count(d, r)}"
-    return f"d + d·r + r'(d − r) = {d + d * bound + r * (d - bound)} with r = {bound}, found r' = {r}"
+        return f"2rd − r² + d{plus} = {low_rank_query_count(d, r) + extra}"
+    return f"d + d·r + r'(d − r){plus} = {d + d * bound + r * (d - bound) + extra} with r = {bound}, found r' = {r}"
 
 
 def _model_class(conditions) -> str:
     r = conditions.get("rank")
-    return "a single head" + (f" of rank <= {r}" if r is not None else "")
+    return "a single head" + (" with biases" if conditions.get("biases") is True else "") + (
+        f" of rank <= {r}" if r is not None else "")
 
 
 SPEC = (
@@ -534,10 +587,11 @@ SPEC = (
         model_kind="single-head",
         modes=("certified", "symbolic", "float"),
         learn=learn_low_rank,
-        query_count=lambda d, rank=None, **conditions: low_rank_query_count(d, rank),
+        query_count=lambda d, rank=None, biases=False, **conditions: low_rank_query_count(d, rank) + (
+            d + 1 if biases is True else 0),
         count_formula="2rd − r² + d",
         count_text=_count_text,
-        conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok},
+        conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok, "biases": lambda x: x is True},
         check_certificate=_check_certificate,
         scope=_scope,
         unchecked=_unchecked,
@@ -545,7 +599,8 @@ SPEC = (
         options=(
             registry.Option("rank", "int", "the rank bound r (omit to find it by exact rank tests)", minimum=0),
             registry.Option("seed", "int", "seed of the sketch (default: fresh, reported)", minimum=0),
-            registry.Option("biases", "flag", "float mode: a head with biases (c, b; d + 1 more queries)"),
+            registry.Option("biases", "flag", "a head with biases (c, b; d + 1 more queries)",
+                            from_model=lambda model: True if model.biased else None),
         ),
         command="low-rank",
         method="sketch",
