@@ -11,7 +11,7 @@ import pytest
 
 from exact import registry
 from exact.checks import CHOSEN_SEED
-from exact.errors import InvalidArgument, NotIdentifiable, OracleInconsistent, ShapeError
+from exact.errors import NotIdentifiable, OracleInconsistent, ShapeError
 from exact.learn import biased_query_count, learn_single_head, learn_single_head_biased
 from exact.models import SingleHead
 from exact.multihead import MultiHead

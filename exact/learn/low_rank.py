@@ -390,8 +390,8 @@ def learn_low_rank(
         else:
             W = QMatrix.zeros(d, d)
         if biases:
-            c = tuple(to_fraction(x) for x in _unit_triangular(plan).inv().matvec(uc))
-            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c, to_fraction(b))
+            c_vec = tuple(to_fraction(x) for x in _unit_triangular(plan).inv().matvec(uc))
+            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c_vec, to_fraction(b))
         else:
             model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
         _remember(design, sent)
@@ -566,12 +566,12 @@ def _count_text(result) -> str:
         extra += [(f"{result.details['rescaled']} re-asked", result.details["rescaled"])] if result.details["rescaled"] else []
         return " + ".join([text] + [t for t, _ in extra]) + f" = {base + sum(n for _, n in extra)} with r = {r}"
     bound = result.certificate.conditions.get("rank")
-    plus, extra = (" + d + 1", d + 1) if result.certificate.conditions.get("biases") is True else ("", 0)
+    plus, more = (" + d + 1", d + 1) if result.certificate.conditions.get("biases") is True else ("", 0)
     if not result.details["rank_known"]:
-        return f"2rd − r² + 2d − r{plus} = {2 * r * d - r * r + 2 * d - r + extra} with the found r = {r}"
+        return f"2rd − r² + 2d − r{plus} = {2 * r * d - r * r + 2 * d - r + more} with the found r = {r}"
     if r == bound:
-        return f"2rd − r² + d{plus} = {low_rank_query_count(d, r) + extra}"
-    return f"d + d·r + r'(d − r){plus} = {d + d * bound + r * (d - bound) + extra} with r = {bound}, found r' = {r}"
+        return f"2rd − r² + d{plus} = {low_rank_query_count(d, r) + more}"
+    return f"d + d·r + r'(d − r){plus} = {d + d * bound + r * (d - bound) + more} with r = {bound}, found r' = {r}"
 
 
 def _model_class(conditions) -> str:
