@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 
 __all__ = [
-    "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
+    "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "LOW_RANK_BIASED", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
     "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
@@ -107,6 +107,8 @@ ZERO_V = Formula("d", lambda d: d, "Theorem 4.1 [BSHK26], step 2")
 LOW_RANK = Formula("2rd − r² + d", lambda d, r: 2 * r * d - r * r + d, "SPEC 3.3 (beyond Theorem 5.1)")
 #: The same with r found adaptively: one more column per direction beyond the rank, d − r of them.
 LOW_RANK_FOUND = Formula("2rd − r² + 2d − r", lambda d, r: 2 * r * d - r * r + 2 * d - r, "SPEC 3.3 (beyond)")
+#: The sketch on a head with biases (docs/low-rank.md, beyond): b, and the d shifts u_kᵀc, first.
+LOW_RANK_BIASED = Formula("2rd − r² + 2d + 1", lambda d, r: 2 * r * d - r * r + 2 * d + 1, "docs/low-rank.md (beyond)")
 #: Theorem 5.1 [BSHK26]: m = ⌈C·2rd⌉ rank-one projections.
 CS_MEASUREMENTS = Formula("⌈C·2rd⌉", lambda d, r, C: math.ceil(C * 2 * r * d), "Theorem 5.1 [BSHK26]")
 #: Theorem 5.1 [BSHK26]: d queries for v and the m projections.

@@ -46,7 +46,7 @@ def _nudge(model, delta):
         return SingleHead(bump(model.W), list(model.v), model.c, model.b)
     if isinstance(model, MultiHead):
         first, *rest = model.heads
-        return MultiHead([(bump(first.W), list(first.v))] + [(h.W, h.v) for h in rest], d=model.d)
+        return MultiHead([SingleHead(bump(first.W), list(first.v), first.c)] + list(rest), d=model.d, b=model.b)
     if isinstance(model, ReLUFFN):
         return ReLUFFN(bump(model.A), list(model.w))
     if isinstance(model, Transformer):
@@ -218,6 +218,7 @@ PERTURBATIONS = {
     "Thm 5.1 sketch (beyond): float answers": [L("low-rank", BOUND), L("low-rank", COUNT)],
     "Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (symbolic)": [L("low-rank", EXACT), L("low-rank", COUNT)],
     "Thm 5.1 sketch, rank found": [L("low-rank", EXACT), L("low-rank", COUNT)],
+    "Thm 5.1 sketch with biases (beyond)": [L("low-rank", EXACT), L("low-rank", COUNT)],
     "Thm 5.1 CS learner": [L("low-rank-cs", BOUND), L("low-rank-cs", COUNT)],
     "Thm 5.1 CS phase transition": [L("low-rank-cs", BOUND), L("low-rank-cs", COUNT)],
     "Thm 6.1 paper, ": [L("noisy-paper", BOUND), L("noisy-paper", COUNT)],
@@ -236,6 +237,10 @@ PERTURBATIONS = {
     "KKG26 (beyond): fast plan median": [L("multi-head-fast", EXACT), L("multi-head-fast", _doubled)],
     "KKG26: a too-small H bound": [L("multi-head", SWALLOW)],
     "KKG26: float mode": [L("multi-head", BOUND), L("multi-head", COUNT)],
+    "KKG26 with biases (beyond): canonical form exactly": [L("multi-head", EXACT), L("multi-head", COUNT)],
+    "KKG26 with biases (beyond): fast plan exact": [L("multi-head-fast", EXACT), L("multi-head-fast", COUNT)],
+    "KKG26 with biases (beyond): symbolic mode": [L("multi-head", EXACT), L("multi-head", COUNT)],
+    "KKG26 with biases (beyond): the bias-free plan refuses": [L("multi-head", SWALLOW), _certifier],
     "FFN: exact canonical form": [L("ffn", EXACT), L("ffn", COUNT)],
     "FFN edge cases": [L("ffn", EXACT)],
     "Transformer: exact W and FFN": [L("transformer", EXACT), L("transformer", COUNT)],

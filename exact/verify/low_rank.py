@@ -12,7 +12,7 @@ from ..oracles import ExactOracle, FloatOracle
 from .budget import pick
 from .cases import LowRankCase
 from .core import Claim, Instance, Verdict, conditions
-from .formulas import CS, CS_MEASUREMENTS, LOW_RANK, LOW_RANK_FOUND
+from .formulas import CS, CS_MEASUREMENTS, LOW_RANK, LOW_RANK_BIASED, LOW_RANK_FOUND
 from .single_head import difference
 
 __all__ = ["low_rank_claims", "low_rank_instances"]
@@ -57,6 +57,24 @@ def _sketch_check(mode: str, *, rank_known: bool) -> Callable[[LowRankCase], Ver
         count = formula.check(oracle.count - r.verification_queries, reported=r.queries, d=d, r=case.rank)
         return Verdict(exact, count, why, f"{r.queries} queries (formula {count.expected}) + "
                        f"{r.verification_queries} checks", {"d": d, "r": case.rank})
+
+    return check
+
+
+def _biased_check(mode: str) -> Callable[[LowRankCase], Verdict]:
+    """Heads with biases: W, c, v, b exactly, at 2rd − r² + 2d + 1 queries, with a holding certificate."""
+    from .biases import difference as biased_difference
+
+    def check(case: LowRankCase) -> Verdict:
+        oracle = ExactOracle(case.model)
+        r = registry.get("low-rank").learn(oracle, rank=case.rank, mode=mode, seed=0, biases=True)
+        d = case.model.d
+        exact, why = conditions((r.model == case.model, biased_difference(r.model, case.model)),
+                                (r.exact, "the result is not labelled exact"),
+                                (r.certificate.conditions.get("biases") is True, "the certificate omits the class"),
+                                (r.certificate.check().holds, "its certificate does not hold"))
+        count = LOW_RANK_BIASED.check(oracle.count - r.verification_queries, reported=r.queries, d=d, r=case.rank)
+        return Verdict(exact, count, why, f"{r.queries} queries (formula {count.expected})", {"d": d, "r": case.rank})
 
     return check
 
@@ -139,8 +157,17 @@ def low_rank_claims(*, budget: str = "standard") -> list[Claim[LowRankCase]]:
     floats = tuple(Instance(f"float d={d} r={r}", LowRankCase(_float_head(d, r, seed=d + r), r))
                    for d, r in pick(budget, quick=((16, 2), (32, 4)), standard=((16, 2), (32, 4), (64, 8)),
                                     full=((16, 2), (32, 4), (64, 8), (128, 16))))
+    biased = tuple(
+        Instance(f"d={d} r={r} with biases", LowRankCase(SingleHead.random(d, seed=300 * d + r, rank=r, biases=True), r))
+        for d in pick(budget, quick=(4, 8), standard=(4, 8, 16), full=(4, 8, 16, 32))
+        for r in sorted({0, 1, d // 4})
+    )
     return [
         Claim("Thm 5.1 sketch (beyond): float answers, rel. error <= 1e-9 in 2rd−r²+d queries", floats, _float_check),
+        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (certified)", biased,
+              _biased_check("certified")),
+        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (symbolic)",
+              tuple(i for i in biased if i.case.model.d <= 8), _biased_check("symbolic")),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (certified)", inst, _sketch_check("certified", rank_known=True)),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (symbolic)", small, _sketch_check("symbolic", rank_known=True)),
         Claim("Thm 5.1 sketch, rank found: exact in 2rd−r²+2d−r queries", inst, _sketch_check("certified", rank_known=False)),
