@@ -93,6 +93,10 @@ class MultiHead:
         object.__setattr__(self, "d", d)
         object.__setattr__(self, "b", b)
 
+    def __repr__(self) -> str:
+        bias = f", b={self.b!r}" if self.b else ""
+        return f"{type(self).__name__}(heads={self.heads!r}, d={self.d!r}{bias})"
+
     @property
     def biased(self) -> bool:
         """Whether some ``c_h`` or ``b`` is nonzero (else the model is the paper's)."""

@@ -767,7 +767,7 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
     assert rc == 2 and out == ""
     assert err == (
         f"exact-attention: error: {old}: certificate: conditions: 'max_rank' is not a condition of learner "
-        "'low-rank' (allowed: rank, sketch_seed)\n"
+        "'low-rank' (allowed: biases, rank, sketch_seed)\n"
     )
 
 

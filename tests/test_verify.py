@@ -129,12 +129,12 @@ def test_without_cvxpy_the_real_cs_claim_is_skipped_and_verify_exits_0(monkeypat
     ]
     assert skipped[0]["outcomes"] == [] and skipped[0]["exact"] == skipped[0]["count"] == 0  # nothing was run
     held = [r for r in rows if not r["skipped"]]
-    assert len(held) == 4 and all(r["holds"] for r in held)
+    assert len(held) == 6 and all(r["holds"] for r in held)
     # the table lists it too, and the footer counts it apart
     assert cli.main(["verify", "--quick", "--theorem", "5.1", "--quiet"]) == 0
     lines = capsys.readouterr().out.rstrip("\n").splitlines()
     assert "  SKIPPED Thm 5.1 CS learner: rel. error <= 1e-6 at C = 3.5: cvxpy is not installed" in lines
-    assert lines[-1] == "4/4 claims hold (2 skipped)"
+    assert lines[-1] == "6/6 claims hold (2 skipped)"
 
 
 def test_tasks_pickle_and_a_process_pool_gives_the_sequential_rows(capsys):

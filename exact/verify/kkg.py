@@ -213,16 +213,16 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
     biased_symbolic = tuple(i for i in biased if i.case.heads == 2 and i.case.model.d <= 2)
     return [
         Claim("KKG26: canonical form exactly, 4Hd² − 2H + 1 queries of length <= 2H + 1", paper, _paper_check),
-        Claim("KKG26 with biases (beyond): canonical form exactly, 4H(d² + d) − 2H + 1 queries", biased,
-              _biased_check("multi-head")),
-        Claim("KKG26 with biases (beyond): fast plan exact at its count", biased_fast, _biased_check("multi-head-fast")),
-        Claim("KKG26 with biases (beyond): symbolic mode", biased_symbolic, _biased_check("multi-head", "symbolic")),
-        Claim("KKG26 with biases (beyond): the bias-free plan refuses them, a certificate cannot drop them",
-              tuple(i for i in biased if i.case.heads == 2)[:3], _biased_refusal_check, counts=False),
         Claim("KKG26: symbolic mode (sympy confirms every block)", symbolic, _symbolic_check),
         Claim("KKG26 (beyond): fast plan exact at its count, links only for shared v", fast, _fast_check),
         Claim("KKG26 (beyond): fast plan median <= 0.6× the paper's count",
               (Instance(f"{len(sweep)} generic instances, d 1..5, H 2..4", SweepCase(sweep)),), _median_check),
         Claim("KKG26: a too-small H bound is refused, never misfit", refusals, _refusal_check, counts=False),
         Claim("KKG26: float mode within its error estimate, or refused", floats, _float_check),
+        Claim("KKG26 with biases (beyond): canonical form exactly, 4H(d² + d) − 2H + 1 queries", biased,
+              _biased_check("multi-head")),
+        Claim("KKG26 with biases (beyond): fast plan exact at its count", biased_fast, _biased_check("multi-head-fast")),
+        Claim("KKG26 with biases (beyond): symbolic mode", biased_symbolic, _biased_check("multi-head", "symbolic")),
+        Claim("KKG26 with biases (beyond): the bias-free plan refuses them, a certificate cannot drop them",
+              tuple(i for i in biased if i.case.heads == 2)[:3], _biased_refusal_check, counts=False),
     ]

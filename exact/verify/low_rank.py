@@ -164,14 +164,14 @@ def low_rank_claims(*, budget: str = "standard") -> list[Claim[LowRankCase]]:
     )
     return [
         Claim("Thm 5.1 sketch (beyond): float answers, rel. error <= 1e-9 in 2rd−r²+d queries", floats, _float_check),
-        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (certified)", biased,
-              _biased_check("certified")),
-        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (symbolic)",
-              tuple(i for i in biased if i.case.model.d <= 8), _biased_check("symbolic")),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (certified)", inst, _sketch_check("certified", rank_known=True)),
         Claim("Thm 5.1 sketch: exact W, v in 2rd−r²+d queries (symbolic)", small, _sketch_check("symbolic", rank_known=True)),
         Claim("Thm 5.1 sketch, rank found: exact in 2rd−r²+2d−r queries", inst, _sketch_check("certified", rank_known=False)),
         Claim(f"Thm 5.1 CS learner: rel. error <= 1e-6 at C = {DEFAULT_C:g}", cs, _cs_check, requires="cvxpy"),
         Claim("Thm 5.1 CS phase transition: fails below 2rd − r² measurements, succeeds at the default C", phase,
               _phase_check, requires="cvxpy"),
+        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (certified)", biased,
+              _biased_check("certified")),
+        Claim("Thm 5.1 sketch with biases (beyond): exact W, c, v, b in 2rd−r²+2d+1 queries (symbolic)",
+              tuple(i for i in biased if i.case.model.d <= 8), _biased_check("symbolic")),
     ]
