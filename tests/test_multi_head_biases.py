@@ -251,3 +251,71 @@ def test_cli_random_learn_and_certify(tmp_path, capsys):
     out, err = capsys.readouterr()
     assert rc == 0 and "--biases: from" in out and "--heads 2: from" in out
     assert "b = " in out and "c = [" in out and "equal (W, c) merged" in out and "exact       yes" in out
+
+
+# -- found by an adversarial review -------------------------------------------------------------------
+
+
+def test_one_w_and_v_with_evenly_spaced_c_is_learned():
+    """At the mean final token, c_1 + c_3 = 2c_2 made heads 1 and 3 both match head 2 for every draw;
+    the cross links' random affine weight λ separates them."""
+    for d, model in ((1, MultiHead([SingleHead([[1]], [1], [c]) for c in (-1, 0, 1)])),
+                     (2, MultiHead([SingleHead([[1, 2], [0, 1]], [1, -1], [c, 2 * c]) for c in (-1, 1, 3)]))):
+        for method in ("paper", "fast"):
+            for seed in range(3):
+                r = _check(model, 3, method=method, seed=seed)
+                assert r.details["redraws"] == 0 and r.model.H == 3
+
+
+def _crafted(seed: int) -> MultiHead:
+    """Two heads built against the probes of ``seed``: v_2 ⊥ w_1, w_2, and the heads' difference
+    along w_1 × w_3, so that the plan's blocks cannot tell the second head from a change of the first."""
+    import random
+
+    from exact.learn.multi_head import Probes
+
+    def cross(a, b):
+        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+    w1, w2, w3 = Probes.draw(3, random.Random(seed), biases=True).w
+    n, v2 = cross(w1, w3), cross(w1, w2)
+    W1 = [[1, 2, 0], [-1, Fraction(1, 2), 1], [0, 1, -2]]
+    c1 = [Fraction(1, 3), -1, 2]
+    W2 = [[W1[i][j] - n[i] * [1, -2, 3][j] for j in range(3)] for i in range(3)]
+    c2 = [c1[i] - n[i] / 2 for i in range(3)]
+    return MultiHead([SingleHead(W1, [1, 2, -1], c1), SingleHead(W2, v2, c2)], b=Fraction(5, 7)).canonical()
+
+
+def test_a_model_built_against_the_seed_is_caught_and_its_certificate_refused():
+    truth = _crafted(11)
+    with pytest.raises(OracleInconsistent, match="verification queries"):
+        learn_multi_head(ExactOracle(truth), heads=2, biases=True, seed=11)
+    wrong = learn_multi_head(ExactOracle(truth), heads=2, biases=True, seed=11, checks=0)
+    assert wrong.model != truth and "for probes generic for the model (their seed independent of it)" in wrong.assumptions
+    # the truth on the same transcript: its own answers decode to another model, so it is not identified
+    import dataclasses
+
+    report = dataclasses.replace(wrong.certificate, model=truth).check()
+    assert not report.holds and "its own answers decode to another model" in report.message
+    assert _learn(truth, 2, seed=12).model == truth  # a seed independent of the model
+
+
+def test_score_biases_the_bias_free_plan_cannot_see_are_caught_by_the_checks():
+    """The fast plan has no cross links, and d = 1 has one group: W_h + c_h·1ᵀQ⁻¹ replays every probe."""
+    three = MultiHead(MultiHead.random(3, 2, seed=0, biases=True).heads, d=3)  # c_h != 0, b = 0
+    one = MultiHead([SingleHead([[1]], [2], [3]), SingleHead([[-1]], [1], ["1/2"])])
+    for model, method in ((three, "fast"), (one, "paper"), (one, "fast")):
+        with pytest.raises(OracleInconsistent, match="without biases .for heads with biases, learn with biases=True"):
+            learn_multi_head(ExactOracle(model), heads=2, method=method, seed=1)
+        stated = learn_multi_head(ExactOracle(model), heads=2, method=method, seed=1, checks=0)
+        assert stated.model != canonical_form(model)
+        assert "among sums of at most 2 softmax heads without biases" in stated.assumptions
+        assert _learn(model, 2, method=method, seed=1).model == canonical_form(model)
+
+
+def test_float_answers_with_an_output_bias_are_refused_without_biases():
+    from exact.errors import PrecisionInsufficient
+
+    spread = MultiHead([([[Fraction(-3)]], [1]), ([[Fraction(3)]], ["-1/2"])], b="1/4")
+    with pytest.raises(PrecisionInsufficient, match=r"f\(\[q_1\]\) − q_1ᵀΣv_h ≈ 0.25"):
+        learn_multi_head(FloatOracle(spread), heads=2, seed=0)

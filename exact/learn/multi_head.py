@@ -151,12 +151,13 @@ class Probes:
     q: tuple
     w: tuple
     q0: tuple | None = None
+    lam: Fraction | None = None
 
     @classmethod
     def draw(cls, d: int, rng: random.Random, *, biases: bool = False) -> "Probes":
         """Random rationals ``k/2^24`` in [−1, 1], redrawn until each family is a basis (and, with
-        biases, until ``q0`` is off the affine hull of the ``q``; drawn last, so the ``q`` and ``w``
-        of a seed are the same either way)."""
+        biases, until ``q0`` is off the affine hull of the ``q``, then the cross links' weight
+        ``lam`` in (0, 1); drawn last, so the ``q`` and ``w`` of a seed are the same either way)."""
         def entry() -> Fraction:
             return Fraction(rng.randint(-(1 << PROBE_BITS), 1 << PROBE_BITS), 1 << PROBE_BITS)
 
@@ -171,7 +172,11 @@ class Probes:
         while True:
             q0 = tuple(entry() for _ in range(d))
             if QMatrix.from_rows([x + (Fraction(1),) for x in q + (q0,)]).rank() == d + 1:
-                return cls(q, w, q0)
+                break
+        while True:  # not 1/2: heads with one W and v whose c are evenly spaced would match wrongly at the mean
+            lam = Fraction(rng.randint(1, (1 << PROBE_BITS) - 1), 1 << PROBE_BITS)
+            if lam != Fraction(1, 2):
+                return cls(q, w, q0, lam)
 
     @property
     def finals(self) -> tuple:
@@ -254,8 +259,9 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
 
     With biases (``probes.q0`` drawn) every score is ``wᵀg_h(q)`` for the affine
     ``g_h(q) = W_h q + c_h``; the limits and ``k = 0`` values carry ``b``; the cross links use the
-    final token ``(q_1 + q_g)/2``, where ``g_h`` is the mean of its values at ``q_1`` and ``q_g``;
-    and the ``d + 1`` groups give ``[W_h | c_h]`` from ``g_h`` at ``d + 1`` affinely independent points.
+    final token ``λq_1 + (1 − λ)q_g`` (a random affine weight λ), where ``g_h`` is the same affine
+    combination of its values at ``q_1`` and ``q_g``; and the ``d + 1`` groups give ``[W_h | c_h]``
+    from ``g_h`` at ``d + 1`` affinely independent points.
     """
     q, w = probes.finals, probes.w
     biased = probes.q0 is not None
@@ -328,16 +334,17 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
             fit, _ = blocks.block(u, qg, ks, extra=[(0, y0g)], A=known(u))
             fits.append(expect(fit, m))
         local = _label_group(blocks, fits, qg, w, known, y0g, len(ks), H, stats)
-        # cross link: final token q_1 + q_g (its mean with biases: g_h is affine), direction w_1
-        half = Fraction(1, 2) if biased else Fraction(1)
-        qq = tuple(half * x for x in _add(q[0], qg))
+        # cross link: final token q_1 + q_g (with biases λq_1 + (1 − λ)q_g: g_h is affine), direction w_1
+        lam = probes.lam if biased and probes.lam is not None else Fraction(1)
+        rest = 1 - lam if biased else Fraction(1)
+        qq = tuple(lam * x + rest * y for x, y in zip(q[0], qg))
         u = _add(qq, w[0])
         link, _ = blocks.block(u, qq, ks, extra=[(0, known(qq))], A=known(u))
         stats.cross_links += 1
         shown = set(expect(link, m))
         order = _match(
             m,
-            lambda j, l: (half * (s_of[j][0][0] + local[l][0][0]), c_of[j][0]) in shown
+            lambda j, l: (lam * s_of[j][0][0] + rest * local[l][0][0], c_of[j][0]) in shown
             and local[l][0][1] == c_of[j][0],
         )
         for j in range(m):
@@ -422,8 +429,9 @@ def _run_plan(blocks, d: int, H: int, method: str, seed: int, biases: bool = Fal
     raise OracleInconsistent(
         f"the block pairs stayed inconsistent across {MAX_REDRAWS + 1} independent random probe sets "
         f"({'; '.join(reasons)}): for a sum of at most {H} softmax heads this has probability about "
-        f"2^-{PROBE_BITS} per draw, so the oracle is not one"
-        + ("" if biases else " (heads with score biases c_h break the cross links: learn with biases=True)")
+        f"2^-{PROBE_BITS} per draw for a seed independent of the model, so the oracle is not one (or the model "
+        f"was built against this seed: use a fresh one)"
+        + ("" if biases else "; heads with score biases c_h break the cross links: learn with biases=True")
     )
 
 
@@ -674,12 +682,25 @@ def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
             raise PrecisionInsufficient(
                 f"float mode: the learned model fails a verification query ({e}); the float answers did not "
                 f"resolve every head (a pole far outside the sampled range, or two close ones), or the oracle is "
-                f"not a sum of at most {H} softmax heads; use the certified mode on an exact oracle"
+                f"not a sum of at most {H} softmax heads without biases; use the certified mode on an exact oracle"
+                + _bias_note(counts)
             ) from None
+        if abs(counts["b_hat"]) > 10 * counts["b_err"]:  # f([q_1]) = q_1ᵀΣv_h for bias-free heads
+            raise PrecisionInsufficient(
+                "float mode: the estimate cannot be trusted" + _bias_note(counts) + "; heads with biases are "
+                "learned from exact answers (biases=True), one head with biases by learn_single_head_biased")
     # float answers never refute the bound (a model with more heads, some close, fits the answers of fewer
     # within their errors), so the class a float result is learned in is always stated
     stated = tuple(a for a in (_unchecked({"heads": H})[0], FLOAT_RESOLUTION) if a not in result.assumptions)
     return dataclasses.replace(result, assumptions=result.assumptions + stated)
+
+
+def _bias_note(counts) -> str:
+    if abs(counts["b_hat"]) <= 10 * counts["b_err"]:
+        return ""
+    return (f"; the answers show f([q_1]) − q_1ᵀΣv_h ≈ {counts['b_hat']:.3g}, 10× beyond its error "
+            f"{counts['b_err']:.2g}: an output bias (a sum of bias-free heads has none), or a head the float answers "
+            "did not resolve")
 
 
 #: What a float result's error estimate rests on.  Float answers cannot tell heads merged (close
@@ -709,11 +730,14 @@ def _rederive(model, conditions, method: str, limit: int | None = None) -> list 
         return f"the model has {model.H} canonical heads, above the bound H = {H}"
     blocks = _ModelBlocks(model, limit)
     try:
-        _run_plan(blocks, model.d, H, method, seed, biases)
+        decoded, _ = _run_plan(blocks, model.d, H, method, seed, biases)
     except OracleInconsistent as e:
         return f"the learner's plan does not decode this model: {e}"
     except _TooLong:
         return f"the {method} plan for this model, head bound and probe seed asks more than the transcript's {limit} queries"
+    if canonical_form(decoded) != model:  # its answers decode to another model: the probes do not identify it
+        return (f"the {method} plan's probes are not generic for this model: its own answers decode to another "
+                "model, so the transcript does not identify it")
     return blocks.sequences
 
 
@@ -780,7 +804,8 @@ def _spec(method: str, name: str, summary: str, count, formula: str) -> registry
         check_certificate=_checker(method),
         scope=_scope,
         unchecked=_unchecked,
-        model_class=_class,
+        model_class=lambda conditions: _class(conditions) + (
+            "" if conditions.get("biases") is True else " (for heads with biases, learn with biases=True)"),
         options=_OPTIONS,
         command="multi-head",
         method=method,

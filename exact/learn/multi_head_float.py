@@ -332,6 +332,9 @@ def float_plan(blocks: FloatBlocks, d: int, seed: int, draw) -> tuple[MultiHead,
         lim_err.append(fit.A_err)
     V = Minv @ (np.array(limits) - y0[0])
     V_err = aMinv @ (np.array(lim_err) + y0[1])
+    # f([q_1]) = q_1ᵀV for bias-free heads: an output bias shows as their difference
+    b_hat = y0[0] - float(q[0] @ V)
+    b_err = y0[1] + float(np.abs(q[0]) @ V_err) + 4 * _EPS * (abs(y0[0]) + float(np.abs(q[0]) @ np.abs(V)))
     m = len(group[0])
     if any(len(p) != m for p in group):
         raise PrecisionInsufficient("float mode: the blocks of group 1 show different numbers of heads")
@@ -371,7 +374,7 @@ def float_plan(blocks: FloatBlocks, d: int, seed: int, draw) -> tuple[MultiHead,
         worst = max(worst, float(np.max(W_err)), float(np.max(v_err)))
         heads.append(([[Fraction(float(x)) for x in row] for row in W], [Fraction(float(x)) for x in v]))
     model = MultiHead(heads, d=d)
-    return model, worst, {"links": links, "cross_links": cross}
+    return model, worst, {"links": links, "cross_links": cross, "b_hat": b_hat, "b_err": b_err}
 
 
 def _tok(*vectors) -> tuple:
