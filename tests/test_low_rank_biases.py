@@ -75,3 +75,20 @@ def test_cli_takes_biases_from_the_file(tmp_path, capsys):
     assert main(["learn", "low-rank", "--model", str(path), "--rank", "2", "--seed", "0"]) == 0
     out, _ = capsys.readouterr()
     assert "--biases: from" in out and "exact       yes" in out and "2rd − r² + d + d + 1 = 27" in out
+
+
+def test_a_certificate_whose_sketch_misses_part_of_w_is_refused():
+    """Found by an adversarial review: below the rank bound, a W + a·qᵀ with W's sketch blind to it
+    (qᵀB = 0) answers every probe alike; the check now requires rank(U W B) = rank(W)."""
+    import numpy as np
+
+    from exact.learn.low_rank import _sketch
+
+    b1 = _sketch(np.random.default_rng(7), 2)  # the seed's first sketch column
+    for c, b in ((["1/2", -1], 3), (None, 0)):
+        truth = SingleHead([[0, 0], [0, 0]], [1, 2], c=c, b=b)
+        res = learn_low_rank(ExactOracle(truth), rank=1, biases=c is not None, seed=7, checks=0)
+        assert res.model == truth and res.certificate.check().holds
+        blind = SingleHead([[-b1[1], b1[0]], [0, 0]], [1, 2], c=c, b=b)  # rank 1, W b1 = 0
+        report = dataclasses.replace(res.certificate, model=blind).check()
+        assert not report.holds and "sees rank 0 of the model's W, whose rank is 1" in report.message

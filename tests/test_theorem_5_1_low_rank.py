@@ -413,8 +413,8 @@ def test_certificate_records_and_enforces_the_rank_bound():
 
 @pytest.mark.parametrize("conditions,reason", [
     ({"max_rank": 1, "sketch_seed": 0},
-     "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: rank, sketch_seed)"),
-    ({"foo": 1}, "conditions: 'foo' is not a condition of learner 'low-rank' (allowed: rank, sketch_seed)"),
+     "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_seed)"),
+    ({"foo": 1}, "conditions: 'foo' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_seed)"),
     ({"rank": -1, "sketch_seed": 0}, "conditions: rank=-1 is not a valid value for learner 'low-rank'"),
     ({"rank": 1, "sketch_seed": "0"}, "conditions: sketch_seed='0' is not a valid value for learner 'low-rank'"),
     ({"rank": 1}, "a low-rank certificate must record its sketch seed (conditions sketch_seed)"),

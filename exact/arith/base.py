@@ -53,8 +53,8 @@ class Measurement:
 
 
 #: What a softmax weight outside [0, 1] says about the black box (no probe scale produces one).
-OUTSIDE_CLASS = ("no head of this class gives that at any scale: an output bias (learn it with biases), a sink "
-                 "token, dropout, a mask or several heads")
+OUTSIDE_CLASS = ("no head of this class gives that at any scale: an output bias (if the learner is bias-free, learn "
+                 "it with biases), a sink token, dropout, a mask or several heads")
 
 
 def primitive_form(base: fmpq, slope: fmpq, logit: fmpq) -> ExpRatio:

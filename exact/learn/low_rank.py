@@ -516,6 +516,9 @@ def _check_certificate(model, transcript, conditions) -> str | None:
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure)
+    if design.rank != model.rank:  # then W = Y C⁻¹ Z fails: the transcript's answers decode to another W
+        return (f"the sketch of this seed sees rank {design.rank} of the model's W, whose rank is {model.rank}: it is "
+                "not generic for this model, so the transcript does not identify it")
     if biases:
         from .single_head_biased import bias_probes, value_queries
 
