@@ -420,8 +420,8 @@ def test_an_unknown_claim_names_the_close_ones_and_points_to_list(capsys):
     assert cli.main(["verify", "fast pln", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err == ("exact-attention: error: verify: no theorem or claim matches 'fast pln'; close: kkg:2 (KKG26 "
-                   "(beyond): fast plan exact at its…), kkg:3 (KKG26 (beyond): fast plan median <= 0.6…); "
-                   "'exact-attention verify --list' lists the claims\n")
+                   "(beyond): fast plan exact at its…), kkg:3 (KKG26 (beyond): fast plan median <= 0.6…), kkg:7 (KKG26 "
+                   "with biases (beyond): fast plan e…); 'exact-attention verify --list' lists the claims\n")
     assert cli.main(["verify", "kgg", "--quiet"]) == 2
     assert "close: 'kkg'" in capsys.readouterr().err
 
