@@ -123,7 +123,7 @@ def test_bad_input_to_the_torch_helpers_gets_a_clear_error():
         CallableOracle(lambda X: {0: 1.0}, d=2, accuracy=0, batched=True).query([[1, 0]])
 
 
-def test_the_command_line_refuses_a_module_no_learner_covers(tmp_path, monkeypatch, capsys):
+def test_the_command_line_refuses_a_module_of_another_kind(tmp_path, monkeypatch, capsys):
     from test_cli import run
 
     (tmp_path / "twoheads.py").write_text(
