@@ -97,8 +97,8 @@ def _multi_head(*, d, heads, seed, grid, bound, duplicate_w=False, shared_v=Fals
                             zero_v=zero_v, biases=biases, shared_w=shared_w)
 
 
-def _ffn(*, d, m, seed, grid, bound):
-    return ReLUFFN.random(d, m, seed=seed, grid=grid, bound=bound)
+def _ffn(*, d, m, seed, grid, bound, biases=False):
+    return ReLUFFN.random(d, m, seed=seed, grid=grid, bound=bound, biases=biases)
 
 
 def _transformer(*, d, m, seed, grid, bound):
@@ -137,8 +137,10 @@ KINDS: dict[str, ModelKind] = {
                                                         "(they stay two heads)"),
                          ), _multi_head),
         ), accepts={"single-head": lambda model: MultiHead([model])}),
-        ModelKind("ffn", ReLUFFN, "a bias-free ReLU network g(x) = wᵀReLU(Ax)", (
-            RandomRecipe("ffn", "a random bias-free ReLU network g(x) = wᵀReLU(Ax)", _common() + (_UNITS,), _ffn),
+        ModelKind("ffn", ReLUFFN, "a ReLU network g(x) = wᵀReLU(Ax) (optionally with biases: wᵀReLU(Ax + a) + b)", (
+            RandomRecipe("ffn", "a random ReLU network g(x) = wᵀReLU(Ax) (with --biases: wᵀReLU(Ax + a) + b)",
+                         _common() + (_UNITS, Option("biases", "flag", "also draw the hidden biases a and the output "
+                                                                       "bias b (torch's nn.Linear default)")), _ffn),
         )),
         ModelKind("transformer", Transformer, "a one-layer Transformer T(X) = wᵀReLU(A·h(X))", (
             RandomRecipe("transformer", "a random one-layer Transformer T(X) = wᵀReLU(A·h(X))", _common() + (_UNITS,),

@@ -581,9 +581,10 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
         identifiable, unit_reason = _unit_level(orientation, sighting, m)
         return Extraction(form, orientation, model, attempt + 1, sighting, identifiable, unit_reason)
     raise OracleInconsistent(f"no consistent ReLU network after {retries + 1} paths (last: {last}): the black box is "
-                             "not a bias-free one-hidden-layer ReLU network, or part of it hides from every path "
-                             "tried (a tent between the samples, or hyperplanes crossing the paths closer together "
-                             "than the search resolves)")
+                             "not a bias-free one-hidden-layer ReLU network (biases wᵀReLU(Ax + a) + b, torch's "
+                             "nn.Linear default, are outside this learner's class), or part of it hides from every "
+                             "path tried (a tent between the samples, or hyperplanes crossing the paths closer "
+                             "together than the search resolves)")
 
 
 def standing_assumptions(m, seen: bool) -> tuple:
@@ -780,6 +781,9 @@ def check_ffn_part(ffn, queries: list, conditions) -> str | FFNPart:
     hold), or, when they do, that part (:class:`FFNPart`)."""
     if conditions.get("seed") is None:
         return "the certificate must record the FFN learner's path seed (conditions seed)"
+    if getattr(ffn, "biased", False):
+        return ("the certified network has biases (a or b nonzero), which the bias-free ReLU learner does not "
+                "identify")
     try:
         expected, ex = rederive(ffn, conditions)
     except (ExactAttentionError, ArithmeticError) as e:
