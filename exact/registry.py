@@ -53,6 +53,7 @@ BUILTIN = (
     "exact.learn.noisy_refine",
     "exact.learn.threshold",
     "exact.learn.ffn",
+    "exact.learn.ffn_affine",
     "exact.learn.transformer",
     "exact.learn.multi_head",
 )

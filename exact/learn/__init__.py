@@ -15,6 +15,7 @@ from .noisy_frame import learn_noisy_frame
 from .noisy_refine import learn_noisy_refine
 from .threshold import learn_threshold
 from .ffn import learn_ffn
+from .ffn_affine import learn_ffn_biased
 from .transformer import learn_transformer
 from .multi_head import learn_multi_head, paper_query_count, fast_query_count
 from .adversary import adversary
@@ -30,6 +31,7 @@ __all__ = [
     "learn_noisy_refine",
     "learn_threshold",
     "learn_ffn",
+    "learn_ffn_biased",
     "learn_transformer",
     "learn_multi_head",
     "paper_query_count",

@@ -616,10 +616,18 @@ class FFNDetails(Details):
 
     def rows(self, result) -> list:
         form = self.function_form
-        out = [("function", f"g(x) = Lᵀx + Σ κ_k|n_kᵀx| with {len(form.normals)} hyperplanes"),
-               ("", "L = [" + ", ".join(format_rational(x) for x in form.linear) + "]")]
-        out += [("", f"κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n) + "]")
-                for n, k in zip(form.normals, form.kinks)]
+        if form.affine:
+            d = form.d
+            out = [("function", f"g(x) = Lᵀx + ℓ₀ + Σ κ_k|n_kᵀx + o_k| with {len(form.normals)} hyperplanes"),
+                   ("", "L = [" + ", ".join(format_rational(x) for x in form.linear[:d]) + "], ℓ₀ = "
+                    + format_rational(form.linear[d]))]
+            out += [("", f"κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n[:d])
+                     + f"], o = {format_rational(n[d])}") for n, k in zip(form.normals, form.kinks)]
+        else:
+            out = [("function", f"g(x) = Lᵀx + Σ κ_k|n_kᵀx| with {len(form.normals)} hyperplanes"),
+                   ("", "L = [" + ", ".join(format_rational(x) for x in form.linear) + "]")]
+            out += [("", f"κ = {format_rational(k)}, n = [" + ", ".join(format_rational(x) for x in n) + "]")
+                    for n, k in zip(form.normals, form.kinks)]
         out.append(("seen", self.sighting))
         if self.identifiable:
             out.append(("units", f"identifiable: {len(self.unit_forms[0].units)} units (up to order and positive "

@@ -1,0 +1,102 @@
+"""The exact learner of ReLU networks with biases (learn_ffn_biased): one line, gradient jumps and
+offsets; exact function forms at the acceptance shapes, with the queries counted."""
+
+import dataclasses
+from fractions import Fraction as F
+
+import pytest
+
+from exact import ExactOracle
+from exact.cli import main
+from exact.errors import OracleInconsistent
+from exact.ffn import ReLUFFN
+from exact.learn import learn_ffn, learn_ffn_biased
+from exact.learn.ffn_affine import HIDDEN_AFFINE
+
+SHAPES = [(4, 4), (8, 8), (16, 16), (8, 16)]
+
+
+@pytest.mark.parametrize("d,m", SHAPES)
+def test_exact_function_form_at_about_one_query_per_parameter(d, m):
+    for seed in range(5):
+        net = ReLUFFN.random(d, m, seed=seed, biases=True)
+        oracle = ExactOracle(net)
+        r = learn_ffn_biased(oracle, m=m, seed=seed)
+        assert r.exact and r.details["function_form"] == net.function_form()  # Fractions, ==
+        assert r.model.function_form() == net.function_form()
+        assert oracle.count == r.queries + r.verification_queries
+        assert r.queries <= 2 * (m * (d + 2) + 1) + 16  # parameters m(d + 2) + 1
+        assert HIDDEN_AFFINE in r.assumptions and f"among networks with at most {m} hidden units" in r.assumptions
+        assert not r.details["identifiable"]  # the unit level is reported, not claimed
+        assert r.certificate.check().holds
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("d,m", [(32, 32), (64, 64)])
+def test_the_larger_shapes(d, m):
+    for seed in range(5):
+        net = ReLUFFN.random(d, m, seed=seed, biases=True)
+        r = learn_ffn_biased(ExactOracle(net), m=m, seed=seed)
+        assert r.exact and r.details["function_form"] == net.function_form()
+        assert r.queries <= 2 * (m * (d + 2) + 1)
+
+
+STRUCTURED = {
+    "parallel hyperplanes": ReLUFFN([[1, 1], [1, 1], [0, 1]], [1, 2, -1], [0, 1, F(1, 2)], 3),
+    "a constant unit": ReLUFFN([[1, 2], [0, 0]], [1, 3], [1, 2], -1),
+    "an antipodal pair (affine)": ReLUFFN([[1, 0], [-1, 0], [0, 1]], [2, -2, 1], [1, -1, 0], 0),
+    "bias-free": ReLUFFN([[1, 2], [0, 1]], [1, -1]),
+    "d = 1": ReLUFFN([[1], [-2], [3]], [1, 1, -1], [1, 1, -1], 2),
+    "affine only": ReLUFFN([[0, 0]], [1], [1], 2),
+    "m > d": ReLUFFN.random(2, 5, seed=3, biases=True),
+}
+
+
+@pytest.mark.parametrize("name", list(STRUCTURED))
+def test_structured_networks(name):
+    net = STRUCTURED[name]
+    for m in (net.m, None):
+        r = learn_ffn_biased(ExactOracle(net), m=m, seed=1)
+        assert r.exact and r.details["function_form"] == net.function_form() and r.certificate.check().holds
+
+
+def test_the_certificate_refuses_another_network():
+    net = ReLUFFN.random(3, 3, seed=1, biases=True)
+    r = learn_ffn_biased(ExactOracle(net), m=3, seed=1)
+    for bad in (ReLUFFN(net.A, net.w, net.a, net.b + F(1, 10**30)),
+                ReLUFFN(net.A, net.w, (net.a[0] + 1,) + net.a[1:], net.b)):
+        assert not dataclasses.replace(r.certificate, model=bad).check().holds
+    report = dataclasses.replace(r.certificate, conditions={"retries": 3, "m": 3}).check()
+    assert not report.holds and "seed" in report.message
+
+
+def test_not_a_relu_network_is_refused():
+    from exact.expfield import ExpRatio
+    from exact.sequences import as_sequence
+
+    class Square:  # a smooth black box with exact rational answers
+        d = 2
+
+        def exact(self, X):
+            x = [F(t) for t in as_sequence(X, d=2).dense()[0]]
+            return ExpRatio.rational(x[0] * x[0] + x[1])
+
+    smooth = ExactOracle(Square())
+    with pytest.raises(OracleInconsistent):
+        learn_ffn_biased(smooth, m=3, seed=0, retries=1)
+
+
+def test_the_bias_free_learner_and_this_one_agree_on_a_bias_free_network():
+    net = ReLUFFN.random(4, 3, seed=2)
+    assert learn_ffn(ExactOracle(net), m=3, seed=0).details["function_form"] == \
+        learn_ffn_biased(ExactOracle(net), m=3, seed=0).details["function_form"] == net.function_form()
+
+
+def test_cli(tmp_path, capsys):
+    path, cert = tmp_path / "f.json", tmp_path / "c.json"
+    assert main(["random", "ffn", "--d", "3", "--m", "3", "--seed", "2", "--biases", "--out", str(path)]) == 0
+    capsys.readouterr()
+    assert main(["learn", "ffn", "--model", str(path), "--biases", "--m", "3", "--certificate", str(cert)]) == 0
+    out = capsys.readouterr().out
+    assert "learner     ffn-biased" in out and "exact       yes" in out and "ℓ₀ = " in out
+    assert main(["certify", str(cert)]) == 0
