@@ -100,3 +100,34 @@ def test_cli(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "learner     ffn-biased" in out and "exact       yes" in out and "ℓ₀ = " in out
     assert main(["certify", str(cert)]) == 0
+
+
+# -- found by an adversarial review -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_two_parallel_hyperplanes_close_together_far_out_are_both_found(d):
+    """Two kinks inside one acceptance window passed as one (wrong only between the hyperplanes);
+    each breakpoint is now checked at t* itself and its window searched again, and the windows keep
+    their width in u when the line is scanned wider."""
+    for gap in (1, F(1, 4), F(1, 2**40)):
+        net = ReLUFFN([[1] + [0] * (d - 1)] * 2, [1, 1], [2**31, 2**31 + gap], 0)
+        for seed in range(3):
+            r = learn_ffn_biased(ExactOracle(net), m=2, seed=seed)
+            assert r.details["function_form"] == net.function_form(), (gap, seed)
+            x = [F(-2**31) - gap / 2] + [F(0)] * (d - 1)
+            assert r.model.value(x) == net.value(x)
+
+
+def test_a_loose_m_is_an_upper_bound_not_a_trap():
+    for seed in range(4):
+        net = ReLUFFN.random(2, 2, seed=seed, biases=True)
+        for m in (2, 3, 5):
+            r = learn_ffn_biased(ExactOracle(net), m=m, seed=seed)
+            assert r.details["function_form"] == net.function_form()
+
+
+def test_m_below_the_units_is_refused_naming_m():
+    net = ReLUFFN.random(3, 4, seed=2, biases=True)
+    with pytest.raises(OracleInconsistent, match="m = 3 is below its number of units"):
+        learn_ffn_biased(ExactOracle(net), m=3, seed=0)

@@ -58,7 +58,7 @@ from .ffn import (
     check_options,
 )
 from .ffn_orient import Orientation, orient
-from .ffn_path import scan_segment
+from .ffn_path import Breakpoint, Line, SegmentScan, scan_segment
 from .result import LearnResult
 
 __all__ = ["learn_ffn_biased", "affine_query_count", "SPEC"]
@@ -69,13 +69,13 @@ WINDOWS = (1, 1 << 10, 1 << 20)
 OFF_LINE_CHECKS = 4
 
 
-def affine_query_count(d: int, m: int, breakpoint_queries: int = 4) -> int:
+def affine_query_count(d: int, m: int, breakpoint_queries: int = 5) -> int:
     """The count on a generic line, one window: ``(m + 1)(d − 1)`` coordinate probes, about
-    ``breakpoint_queries`` per breakpoint and 4 for the window's ends, and the 4 points off the
-    line (the driver's verification points apart).
+    ``breakpoint_queries`` per breakpoint (four in the search, one at the breakpoint itself) and
+    4 for the window's ends, and the 4 points off the line (the driver's verification points apart).
 
     >>> affine_query_count(8, 8)
-    103
+    111
     """
     return (m + 1) * (d - 1) + breakpoint_queries * m + 4 + OFF_LINE_CHECKS
 
@@ -114,11 +114,52 @@ def _planes_check(regions, planes) -> bool:
     return True
 
 
+def _resolved_scan(h, offset: fmpq, max_breakpoints: int, depth: int = 0) -> SegmentScan:
+    """The breakpoint search, each breakpoint then checked at ``t*`` itself (one query each).
+
+    The search accepts ``t*`` when ``h`` lies on the left line just left of it and on the right
+    line just right of it; two kinks inside that window pass as one.  For two kinks of
+    parallel hyperplanes the merged jump still points along their normal and every later check
+    can pass (the learned function is wrong only between the two hyperplanes), so each ``t*``
+    is asked: ``h(t*)`` off the two lines' common value shows a hidden kink, and the window
+    around ``t*`` is searched again, about 2^30 times finer, up to four times.
+    """
+    scan = scan_segment(h, offset=offset, max_breakpoints=max_breakpoints)
+    bps = list(scan.breakpoints)
+    if not bps:
+        return scan
+    values = h([b.t for b in bps])
+    out: list = []
+    for b, y in zip(bps, values):
+        if y == b.left(b.t):
+            out.append(b)
+            continue
+        if depth >= 4:
+            raise PathRetry("kinks crossing the line closer together than 2^-128 of it")
+        w = 4 * offset  # every acceptance in the search brackets its kinks within 3 offsets of t*
+        sub = _resolved_scan(lambda ts, lo=b.t - w: h([lo + t * 2 * w for t in ts]), offset, max_breakpoints, depth + 1)
+        width = 2 * w
+        lo = b.t - w
+
+        def back(line: Line, lo=lo, width=width) -> Line:
+            slope = line.slope / width
+            return Line(slope, line.intercept - slope * lo)
+
+        inner = [Breakpoint(lo + c.t * width, back(c.left), back(c.right)) for c in sub.breakpoints]
+        if not inner or inner[0].left != b.left or inner[-1].right != b.right:
+            raise PathRetry("a breakpoint's window, searched again, does not chain with its lines")
+        out += inner
+    if len(out) > max_breakpoints:
+        raise PathRetry(f"more than {max_breakpoints} breakpoints once every window was searched again")
+    return SegmentScan(tuple(out), (scan.lines[0],) + tuple(b.right for b in out), scan.queries, scan.end)
+
+
 def _attempt(reader: _Reader, rng, d: int, m, max_units: int):
     """One line: the affine function form it shows (raises :class:`PathRetry` when a check fails)."""
     P, D = _line(rng, d)
     i0 = next(i for i, x in enumerate(D) if x)
     windows = WINDOWS if m is not None else WINDOWS[:1]
+    shown = 0
     for T in windows:
         X0 = [p - T * q for p, q in zip(P, D)]
         Delta = [2 * T * q for q in D]
@@ -126,8 +167,12 @@ def _attempt(reader: _Reader, rng, d: int, m, max_units: int):
         def h(ts: list, X0: list = X0, Delta: list = Delta) -> list:
             return reader.values([_at(X0, Delta, t) for t in ts])
 
-        scan = scan_segment(h, max_breakpoints=max_units if m is None else m)
-        if m is None or len(scan.breakpoints) >= m:
+        # the search's windows are 2^-32 of the segment: 2^-31/T of it keeps them 2^-31 wide in u
+        scan = _resolved_scan(h, fmpq(1, 2**31 * 2 * T), max_units if m is None else m)
+        if len(scan.breakpoints) < shown:
+            raise PathRetry("a wider window shows fewer breakpoints than a narrower one")
+        shown = len(scan.breakpoints)
+        if m is None or shown >= m:
             break
     regions = _regions(X0, Delta, scan, (i0, i0), 0)
     for _ in range(3):
@@ -241,15 +286,17 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
             last = f"the learned function does not reproduce {len(bad)} answers (first #{bad[0]})"
             continue
         return form, orientation, model, attempt + 1
-    raise OracleInconsistent(f"no consistent ReLU network with biases after {retries + 1} lines (last: {last}): the "
-                             "black box is not a one-hidden-layer ReLU network, or part of it hides from every line "
-                             "tried")
+    small = f"m = {m} is below its number of units, or " if m is not None and "more than" in last else ""
+    raise OracleInconsistent(f"no consistent ReLU network with biases after {retries + 1} lines (last: {last}): "
+                             f"{small}the black box is not a one-hidden-layer ReLU network, or part of it hides from "
+                             "every line tried")
 
 
 #: What every result of this learner rests on (no check path removes it yet).
 HIDDEN_AFFINE = ("no hidden units: every hyperplane crosses the search line inside its window and shows its kink "
-                 "there (no tent between the samples, no units whose kinks cancel on it, no two hyperplanes crossing "
-                 "it within 2^-32); the learner of networks with biases does not remove this assumption")
+                 "there (no tent between the samples, no units whose kinks cancel on it, no two kinks that the check "
+                 "at each breakpoint cannot separate); the learner of networks with biases does not remove this "
+                 "assumption")
 
 
 def _standing(m) -> tuple:
@@ -329,7 +376,7 @@ SPEC = (
         modes=("certified",),
         learn=learn_ffn_biased,
         query_count=lambda d, m=None, **conditions: affine_query_count(d, m if m is not None else d),
-        count_formula="about (m + 1)(d − 1) + 4m + 8",
+        count_formula="about (m + 1)(d − 1) + 5m + 8",
         conditions={k: v for k, v in FFN_CONDITIONS.items() if k != "interior"},
         check_certificate=_check_certificate,
         standing=lambda conditions: _standing(conditions.get("m")),
