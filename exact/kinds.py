@@ -13,7 +13,7 @@ Examples
 >>> sorted(KINDS)
 ['ffn', 'multi-head', 'single-head', 'transformer']
 >>> get_kind("ffn").summary
-'a bias-free ReLU network g(x) = wᵀReLU(Ax)'
+'a ReLU network g(x) = wᵀReLU(Ax) (optionally with biases: wᵀReLU(Ax + a) + b)'
 >>> [r.command for r in random_recipes()]
 ['single-head', 'low-rank', 'multi-head', 'ffn', 'transformer']
 """

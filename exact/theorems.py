@@ -126,7 +126,7 @@ THEOREMS: dict[str, Theorem] = {t.key: t for t in (
             CorpusFamily("multi-head", ("heads",), ("heads",), lambda d, h: KKG_PAPER(d=d, H=h["heads"]),
                          "4*H*d^2 - 2*H + 1", "exact",
                          '{"heads": [{"W": d x d, "v": d}, ...]} (compared as canonical forms)')),
-    Theorem("ffn", "Exact ReLU FFN extraction, and when every unit is accounted for", ("ffn",),
+    Theorem("ffn", "Exact ReLU FFN extraction, and when every unit is accounted for", ("ffn", "ffn-biased"),
             "exact.verify.transformer:ffn_claims", "ffn.md",
             CorpusFamily("ffn", ("A", "w"), ("m",), _FFN_COUNT, "(m + 1)*(d - 2) + 10*m + 32", "at most",
                          '{"A": m x d, "w": m} (compared as functions: canonical function forms)')),
