@@ -50,6 +50,7 @@ from .ffn import (
     _at,
     _dot,
     _f,
+    _jump,
     _q,
     _Reader,
     _regions,
@@ -179,21 +180,15 @@ def _attempt(reader: _Reader, rng, d: int, m, max_units: int):
         betas = _affine_gradients(reader, regions, d, i0)
         planes, terms = [], []
         for k, (before, after) in enumerate(zip(regions, regions[1:])):
-            assert after.G is not None and before.G is not None
-            J = [x - y for x, y in zip(after.G, before.G)]
-            c = next((x for x in J if x), None)
-            if c is None:
-                raise PathRetry("a breakpoint without a gradient jump")
-            n = [x / c for x in J]
-            s = _sign(_dot(n, Delta))
-            if not s:
-                raise PathRetry("a gradient jump parallel to the line")
+            normal, kap = _jump(before, after, Delta)  # G jumps by c·n with c = 2κ·sign(n·D)
+            n = [_q(x) for x in normal]
+            c = 2 * _q(kap) * _sign(_dot(n, Delta))
             nums, den = _at(X0, Delta, scan.breakpoints[k].t)
             o = -_dot(n, [fmpq(x, den) for x in nums])
             if betas[k + 1] - betas[k] != c * o:
                 raise PathRetry("the intercepts do not jump as the hyperplane's offset says (a probe left its region)")
             planes.append((n, o))
-            terms.append((tuple(_f(x) for x in n) + (_f(o),), _f(c) * s / 2))
+            terms.append((normal + (_f(o),), kap))
         if len(set(t for t, _ in terms)) != len(terms):
             raise PathRetry("a hyperplane was crossed twice")
         if _planes_check(regions, planes):
