@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "LOW_RANK_BIASED", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
+    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "FFN_BIASED", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
 
@@ -137,5 +137,9 @@ KKG_FAST_BIASED = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H �
 KKG_LOWER_BIASED = Formula("H(d² + 2d) + 1", lambda d, H: H * (d * d + 2 * d) + 1, "docs/biases.md (beyond)")
 #: The ReLU FFN learner (SPEC 3.6): the bound a run stays within, its verification included.
 FFN = Formula("(m + 1)(d − 2) + 10m + 32", lambda d, m: (m + 1) * max(d - 2, 0) + 10 * m + 32, "docs/ffn.md")
+#: The learner of ReLU networks with biases (docs/ffn.md, beyond): the bound a run stays within on lines
+#: without degeneracies, its verification included ((m + 1)(d − 1) probes, about five per breakpoint).
+FFN_BIASED = Formula("(m + 1)(d − 1) + 10m + 32", lambda d, m: (m + 1) * max(d - 1, 0) + 10 * m + 32,
+                     "docs/ffn.md (beyond)")
 #: SPEC 3.5 [BSHK26]: the FFN's queries on one-token inputs, and two calls per single-head query.
 TRANSFORMER = Formula("Q_FFN + 2(d² + d)", lambda d, q_ffn: q_ffn + 2 * (d * d + d), "SPEC 3.5 [BSHK26]")

@@ -48,7 +48,7 @@ def _nudge(model, delta):
         first, *rest = model.heads
         return MultiHead([SingleHead(bump(first.W), list(first.v), first.c)] + list(rest), d=model.d, b=model.b)
     if isinstance(model, ReLUFFN):
-        return ReLUFFN(bump(model.A), list(model.w))
+        return ReLUFFN(bump(model.A), list(model.w), model.a, model.b)
     if isinstance(model, Transformer):
         return Transformer(bump(model.W), [list(r) for r in model.A], list(model.w))
     raise TypeError(type(model).__name__)
@@ -243,6 +243,7 @@ PERTURBATIONS = {
     "KKG26 with biases (beyond): the bias-free plan refuses": [L("multi-head", SWALLOW), _certifier],
     "FFN: exact canonical form": [L("ffn", EXACT), L("ffn", COUNT)],
     "FFN edge cases": [L("ffn", EXACT)],
+    "FFN with biases (beyond)": [L("ffn-biased", EXACT), L("ffn-biased", COUNT)],
     "Transformer: exact W and FFN": [L("transformer", EXACT), L("transformer", COUNT)],
     "Transformer: Aᵀw = 0": [L("transformer", SWALLOW)],
     "Logit primitive": [_proof_block("logit", "_sigmoid")],

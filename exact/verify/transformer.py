@@ -10,7 +10,7 @@ from ..transformer import Transformer
 from .budget import pick
 from .cases import NetworkCase, TransformerCase
 from .core import Claim, Instance, Verdict, conditions
-from .formulas import FFN, TRANSFORMER
+from .formulas import FFN, FFN_BIASED, TRANSFORMER
 
 __all__ = ["ffn_claims", "transformer_claims"]
 
@@ -33,6 +33,24 @@ def _ffn_check(case: NetworkCase) -> Verdict:
     return Verdict(exact, count, why, f"{total} queries <= {count.expected}, "
                    f"{total / len(net.parameters()):.2f} per parameter",
                    {"d": net.d, "m": m, "bound": count.expected, "parameters": len(net.parameters())})
+
+
+def _biased_check(case: NetworkCase) -> Verdict:
+    """Networks with biases: the affine function form exactly, within the stated bound, "no hidden units" stated."""
+    net, m = case.net, case.net.m
+    oracle = ExactOracle(net)
+    r = registry.get("ffn-biased").learn(oracle, m=m, seed=0)
+    exact, why = conditions(
+        (r.details["function_form"] == net.function_form(), "the learned function differs from the network's"),
+        (r.model.function_form() == net.function_form(), "the returned network computes another function"),
+        (r.exact, "the result is not labelled exact"),
+        (r.certificate.check().holds, "its certificate does not hold"),
+        (any(a.startswith("no hidden units") for a in r.assumptions), "'no hidden units' is not stated"))
+    total = oracle.count
+    count = FFN_BIASED.check(total, reported=r.queries + r.verification_queries, at_most=True, d=net.d, m=m)
+    params = m * (net.d + 2) + 1
+    return Verdict(exact, count, why, f"{total} queries <= {count.expected}, {total / params:.2f} per parameter",
+                   {"d": net.d, "m": m, "bound": count.expected, "parameters": params})
 
 
 def _edge_check(case: NetworkCase) -> Verdict:
@@ -102,9 +120,13 @@ def ffn_claims(*, budget: str = "standard") -> list[Claim]:
                  NetworkCase(ReLUFFN([[1, 1, 1, 1], [1, -1, 1, -1], [1, 1, -1, -1], [1, -1, -1, 1]], [1, 2, 3, 4]),
                              "unit")),
     )
+    biased = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s} with biases",
+                            NetworkCase(ReLUFFN.random(d, m, seed=s, biases=True)))
+                   for d, m in shapes for s in seeds)
     return [
         Claim("FFN: exact canonical form, Q <= (m+1)(d-2)+10m+32", nets, _ffn_check),
         Claim("FFN edge cases: function exact, units as stated", edges, _edge_check, counts=False),
+        Claim("FFN with biases (beyond): exact affine form, Q <= (m+1)(d-1)+10m+32", biased, _biased_check),
     ]
 
 
