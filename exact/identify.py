@@ -117,6 +117,8 @@ def identify(
     """
     if grid is None and confirm is None:
         raise InvalidArgument("identify: without a grid, candidates must be confirmed exactly (pass confirm=)")
+    if guesses is not None and len(guesses) != len(quantities):
+        raise InvalidArgument(f"identify: {len(guesses)} guesses for {len(quantities)} quantities (one per quantity, None where there is none)")
     values: list = [None] * len(quantities)
     pending = list(range(len(quantities)))
     guessed: set = set()

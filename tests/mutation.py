@@ -56,8 +56,9 @@ IGNORED = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest
 _LEARNERS = ["tests/test_theorem_4_1_single_head.py", "tests/test_theorem_5_1_low_rank.py"]
 _CERT = ["tests/test_certificates.py", "tests/test_certificate_guards.py", "tests/test_oracles.py", *_LEARNERS,
          "tests/test_no_false_exact.py"]
-_FFN = ["tests/test_ffn.py", "tests/test_ffn_hidden.py", "tests/test_ffn_attack.py"]
-_MULTI = ["tests/test_kkg26_multihead.py", "tests/test_kkg26_float.py", "tests/test_kkg_block.py"]
+_FFN = ["tests/test_ffn.py", "tests/test_ffn_hidden.py", "tests/test_ffn_attack.py", "tests/test_ffn_biases_model.py"]
+_MULTI = ["tests/test_kkg26_multihead.py", "tests/test_kkg26_float.py", "tests/test_kkg_block.py",
+          "tests/test_multi_head_biases.py"]
 _NOISY = ["tests/test_theorem_6_1_noisy.py", "tests/test_noisy_refine.py"]
 #: Each module's own tests (its doctests are always added).  Listed files that do not exist
 #: are skipped; a module with none left gets every test file that names it.  ``--tests`` overrides.

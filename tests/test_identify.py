@@ -334,3 +334,8 @@ def test_an_uncertifiable_ball_is_shown_to_six_significant_digits():
     third = lambda X: float(np.asarray(X, dtype=float)[-1, 0]) / 3  # noqa: E731
     with pytest.raises(PrecisionInsufficient, match=r"^v\[0\]: .*on grid dyadic:70 \(ball \[0\.333333, 0\.333333\]\); "):
         learn_single_head(CallableOracle(third, d=1, accuracy="1e-12"), grid="dyadic:70")
+
+
+def test_a_guess_list_of_the_wrong_length_is_refused():
+    with pytest.raises(InvalidArgument, match="2 guesses for 1 quantities"):
+        identify([Known(Fraction(1, 3))], confirm=lambda values, pending: [], guesses=[fmpq(1), None])

@@ -219,3 +219,15 @@ def test_a_known_value_is_refuted_only_by_a_miss_above_half_the_working_precisio
     for bits, error in ((450, OracleInconsistent), (600, PrecisionInsufficient)):  # 1024 bits: 2^-512
         with pytest.raises(error):
             identify_block(answers + [(0, y0 + Fraction(1, 2**bits))], 3, max_prec=1024)
+
+
+def test_a_fit_records_the_precision_that_identified_it():
+    from exact.learn.kkg_block import model_block
+
+    model = MultiHead.random(2, 2, seed=4)
+    u, q = [1, -1], [2, 1]
+    assert model_block(model, u, q).prec == 0  # computed exactly from the model: no working precision
+    samples = list(enumerate(ExactOracle(model).query_batch(block_sequences(u, q, range(5)))))
+    fit = identify_block(samples, 2, prec=64)
+    assert (fit.A, fit.heads) == (model_block(model, u, q).A, model_block(model, u, q).heads)
+    assert fit.prec >= 64 and fit.prec % 64 == 0 and (fit.prec // 64) & (fit.prec // 64 - 1) == 0  # 64·2^j

@@ -319,3 +319,6 @@ def test_float_answers_with_an_output_bias_are_refused_without_biases():
     spread = MultiHead([([[Fraction(-3)]], [1]), ([[Fraction(3)]], ["-1/2"])], b="1/4")
     with pytest.raises(PrecisionInsufficient, match=r"f\(\[q_1\]\) − q_1ᵀΣv_h ≈ 0.25"):
         learn_multi_head(FloatOracle(spread), heads=2, seed=0)
+    # without verification queries the bias is still read off f([q_1]): no estimate comes back untrusted
+    with pytest.raises(PrecisionInsufficient, match=r"the estimate cannot be trusted; the answers show f\(\[q_1\]\)"):
+        learn_multi_head(FloatOracle(spread), heads=2, seed=0, checks=0)

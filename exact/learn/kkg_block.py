@@ -75,11 +75,11 @@ CONCLUSIVE_BITS = 256
 @dataclass(frozen=True)
 class BlockFit:
     """``A`` and the canonical heads ``(s_h, c_h)`` of one block, sorted by ``s``; ``prec`` is
-    the working precision that identified them."""
+    the working precision that identified them (0 for a fit computed exactly from a model)."""
 
     A: Fraction
     heads: tuple
-    prec: int = 0
+    prec: int
 
 
 def block_sequences(u, q, ks) -> list[Sequence]:
@@ -120,7 +120,7 @@ def model_block(model, u, q) -> BlockFit:
         s = sum((x * y for x, y in zip(w, Wq)), Fraction(0))
         merged[s] = merged.get(s, Fraction(0)) + sum((x * y for x, y in zip(w, h.v)), Fraction(0))
         A += sum((x * y for x, y in zip(u, h.v)), Fraction(0))
-    return BlockFit(A, tuple(sorted((s, c) for s, c in merged.items() if c)))
+    return BlockFit(A, tuple(sorted((s, c) for s, c in merged.items() if c)), prec=0)
 
 
 def rational_value(A: Fraction, heads, k: int) -> Fraction | None:
@@ -379,7 +379,7 @@ def _try(samples, h: int, A, prec: int, equals) -> BlockFit | str:
                     return list(fresh)
             elif not equals(y, _Candidate(a, heads, k)):
                 return list(fresh)
-        result.append(BlockFit(a, heads, prec))
+        result.append(BlockFit(a, heads, prec=prec))
         return []
 
     guesses = [A] + [None] * (2 * h) if A is not None else None
