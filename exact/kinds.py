@@ -101,8 +101,8 @@ def _ffn(*, d, m, seed, grid, bound, biases=False):
     return ReLUFFN.random(d, m, seed=seed, grid=grid, bound=bound, biases=biases)
 
 
-def _transformer(*, d, m, seed, grid, bound):
-    return Transformer.random(d, m, seed=seed, grid=grid, bound=bound)
+def _transformer(*, d, m, seed, grid, bound, biases=False, residual=False):
+    return Transformer.random(d, m, seed=seed, grid=grid, bound=bound, biases=biases, residual=residual)
 
 
 _V_ZEROS = Option("v_zeros", "int", "how many entries of v are zero", default=0, minimum=0)
@@ -142,8 +142,13 @@ KINDS: dict[str, ModelKind] = {
                          _common() + (_UNITS, Option("biases", "flag", "also draw the hidden biases a and the output "
                                                                        "bias b (torch's nn.Linear default)")), _ffn),
         )),
-        ModelKind("transformer", Transformer, "a one-layer Transformer T(X) = wᵀReLU(A·h(X))", (
-            RandomRecipe("transformer", "a random one-layer Transformer T(X) = wᵀReLU(A·h(X))", _common() + (_UNITS,),
+        ModelKind("transformer", Transformer, "a one-layer Transformer T(X) = wᵀReLU(A·h(X)) (optionally with biases, "
+                  "a value map and a residual: wᵀReLU(A(x_N + h(X)) + a) + b)", (
+            RandomRecipe("transformer", "a random one-layer Transformer T(X) = wᵀReLU(A·h(X)) (with --biases: "
+                         "h(X) = Σ softmax(X(Wx_N + c))_i (Vx_i + μ), wᵀReLU(A·h(X) + a) + b)", _common() + (
+                             _UNITS, Option("biases", "flag", "also draw the score bias c, the value map V and its "
+                                            "bias μ, and the FFN's biases a and b"),
+                             Option("residual", "flag", "with --biases: T(X) = wᵀReLU(A(x_N + h(X)) + a) + b")),
                          _transformer),
         )),
     )
