@@ -12,24 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import OracleInconsistent
-from .expfield import ExpRatio, ExpSum
-from .oracles import BaseOracle, ExactAnswer
+from .oracles import BaseOracle, ExactAnswer, answer_difference
 from .sequences import Sequence
 
 __all__ = ["OddOracle"]
-
-
-def _negated(form):
-    if isinstance(form, ExpRatio):
-        return ExpRatio(-form.num, form.den)
-    return ExpSum([ExpRatio(-num, den) for den, num in form.terms])
-
-
-def _difference(a: ExactAnswer, b: ExactAnswer):
-    fa, fb = a._exp_form(), b._exp_form()
-    if isinstance(fa, ExpRatio) and isinstance(fb, ExpRatio) and fa.den == fb.den:
-        return ExpRatio(fa.num - fb.num, fa.den)  # even scores: X and −X share the denominator
-    return ExpSum([fa, _negated(fb)])
 
 
 class OddOracle(BaseOracle):
@@ -70,4 +56,4 @@ class OddOracle(BaseOracle):
         answers = self._ask(pairs)
         if len(answers) != len(pairs) or any(type(a) is not ExactAnswer for a in answers):
             raise OracleInconsistent("the inner oracle did not answer every query of the pair exactly")
-        return [ExactAnswer(_difference(a, b)) for a, b in zip(answers[::2], answers[1::2])]
+        return [answer_difference(a, b) for a, b in zip(answers[::2], answers[1::2])]

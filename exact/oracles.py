@@ -45,6 +45,7 @@ __all__ = [
     "Query",
     "answer_ball",
     "answer_equals",
+    "answer_difference",
     "answer_equals_logistic",
     "FloatAnswer",
 ]
@@ -131,7 +132,7 @@ class ExactAnswer:
             return Fraction(int(r.p), int(r.q))
         if type(f) is ExpSum:
             total = Fraction(0)
-            for num, den in f.terms:
+            for den, num in f.terms:  # an exp-sum's terms are (denominator, numerator)
                 r = ExpRatio(num, den).as_rational()
                 if r is None:
                     return None if len(f.terms) == 1 else _sum_rational(f)
@@ -190,6 +191,24 @@ def answer_equals(answer: object, value: ExpRatio | ExpSum) -> bool:
     return bool(answer._exp_form() == value)
 
 
+def answer_difference(a: object, b: object) -> "ExactAnswer":
+    """The exact difference ``a − b`` of two exact answers, as an exact answer (no query).
+
+    >>> from exact.models import SingleHead
+    >>> box = ExactOracle(SingleHead([[1]], [1]))
+    >>> x, y = box.query([[1], [2]]), box.query([[-1], [2]])
+    >>> answer_difference(x, y).rational() is None, answer_difference(x, x).rational()
+    (True, Fraction(0, 1))
+    """
+    if not isinstance(a, ExactAnswer) or not isinstance(b, ExactAnswer):
+        raise InvalidArgument(f"answer_difference needs two exact answers, got {type(a).__name__}, {type(b).__name__}")
+    fa, fb = a._exp_form(), b._exp_form()
+    if isinstance(fa, ExpRatio) and isinstance(fb, ExpRatio) and fa.den == fb.den:
+        return ExactAnswer(ExpRatio(fa.num - fb.num, fa.den))  # e.g. X and −X of even scores share it
+    negated = ExpRatio(-fb.num, fb.den) if isinstance(fb, ExpRatio) else ExpSum([ExpRatio(-n, d) for d, n in fb.terms])
+    return ExactAnswer(ExpSum([fa, negated]))
+
+
 def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -> bool:
     """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive).
 
@@ -216,7 +235,7 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
 def _sum_rational(f: ExpSum) -> Fraction | None:
     """An exp-sum whose terms are not each rational may still sum to a rational: combine, then decide."""
     total = None
-    for num, den in f.terms:
+    for den, num in f.terms:
         r = ExpRatio(num, den)
         total = r if total is None else total + r
     return None if total is None else total.as_rational()

@@ -432,3 +432,15 @@ def test_float_answers_and_bounds_do_not_depend_on_the_batch():
         y1, e1 = evaluate_sequences(W, v, [s])
         assert (y1[0], e1[0]) == (ys[i], errs[i])
     assert (errs > 0).all() and (errs < 1e-9).all()
+
+
+def test_a_rational_answer_of_a_sum_of_heads_is_its_value_not_its_reciprocal():
+    from exact import MultiHead
+    from exact.oracles import answer_difference
+
+    box = ExactOracle(MultiHead([([[1]], [2]), ([[0]], [3])]))
+    one, two = box.query([[1]]), box.query([[1], [2]])
+    assert one.rational() == Fraction(5)  # one token: Σ v_h x = 5 (an exp-sum over two heads)
+    assert two.rational() is None
+    assert answer_difference(two, one).rational() is None and answer_difference(two, two).rational() == 0
+    assert answer_difference(one, box.query([[2]])).rational() == Fraction(-5)
