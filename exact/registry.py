@@ -27,7 +27,7 @@ Examples
 >>> get("no-such-learner")
 Traceback (most recent call last):
 ...
-exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, ffn-biased, low-rank, low-rank-cs, multi-head, multi-head-fast, noisy-frame, noisy-paper, noisy-refine, single-head, single-head-biased, threshold, transformer
+exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, ffn-biased, low-rank, low-rank-cs, multi-head, multi-head-fast, noisy-frame, noisy-paper, noisy-refine, single-head, single-head-biased, threshold, transformer, transformer-biased
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ BUILTIN = (
     "exact.learn.ffn",
     "exact.learn.ffn_affine",
     "exact.learn.transformer",
+    "exact.learn.transformer_biased",
     "exact.learn.multi_head",
 )
 #: The entry-point group through which other packages add learners.

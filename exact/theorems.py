@@ -130,7 +130,8 @@ THEOREMS: dict[str, Theorem] = {t.key: t for t in (
             "exact.verify.transformer:ffn_claims", "ffn.md",
             CorpusFamily("ffn", ("A", "w"), ("m",), _FFN_COUNT, "(m + 1)*(d - 2) + 10*m + 32", "at most",
                          '{"A": m x d, "w": m} (compared as functions: canonical function forms)')),
-    Theorem("transformer", "[BSHK26]: the one-layer Transformer by the odd-query reduction", ("transformer",),
+    Theorem("transformer", "[BSHK26]: the one-layer Transformer by the odd-query reduction, and with biases and a "
+            "residual by inverting the FFN", ("transformer", "transformer-biased"),
             "exact.verify.transformer:transformer_claims", "ffn.md",
             CorpusFamily("transformer", ("W", "A", "w"), ("m",), lambda d, h: _FFN_COUNT(d, h) + 2 * (d * d + d),
                          "(m + 1)*(d - 2) + 10*m + 32 + 2*(d^2 + d)", "at most",

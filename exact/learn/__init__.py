@@ -17,6 +17,7 @@ from .threshold import learn_threshold
 from .ffn import learn_ffn
 from .ffn_affine import learn_ffn_biased
 from .transformer import learn_transformer
+from .transformer_biased import learn_transformer_biased
 from .multi_head import learn_multi_head, paper_query_count, fast_query_count
 from .adversary import adversary
 from .result import ErrorBound, LearnResult
@@ -33,6 +34,7 @@ __all__ = [
     "learn_ffn",
     "learn_ffn_biased",
     "learn_transformer",
+    "learn_transformer_biased",
     "learn_multi_head",
     "paper_query_count",
     "fast_query_count",
