@@ -70,8 +70,12 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
         raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
     with run:
-        ex = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed, retries=retries,
-                      max_units=max_units)
+        try:
+            ex = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed, retries=retries,
+                          max_units=max_units)
+        except OracleInconsistent as e:
+            raise OracleInconsistent(f"{e}; a block with biases or a residual (as torch builds it) is learned by "
+                                     "learn_transformer_biased (learn transformer --biases [--residual])") from None
         form, ffn = ex.form, ex.model
         ffn_queries = oracle.count - run.start
         v_ffn = tuple(2 * x for x in form.linear)  # Aᵀw = 2L

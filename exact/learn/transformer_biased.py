@@ -76,12 +76,17 @@ def attention_query_count(d: int, residual: bool) -> int:
     return d * (d + 1) * (2 if residual else 1)
 
 
+def _planes(form: FunctionForm) -> list:
+    """The hyperplanes ``(n, o)`` of a function form (offset 0 for a bias-free one)."""
+    d = form.d
+    return [(n[:d], n[d] if form.affine else Fraction(0)) for n in form.normals]
+
+
 def _region(form: FunctionForm, x) -> tuple | None:
     """The signs of ``n_jᵀx + o_j`` at ``x`` (``None`` on a hyperplane)."""
     signs = []
-    xs = list(x) + [Fraction(1)]
-    for n in form.normals:
-        z = sum((a * b for a, b in zip(n, xs)), Fraction(0))
+    for n, o in _planes(form):
+        z = _dot(n, x) + o
         if z == 0:
             return None
         signs.append(z > 0)
@@ -92,7 +97,7 @@ def _gradient(form: FunctionForm, signs: tuple) -> list:
     """``g₁``'s gradient on the region with these signs: ``L + Σ_j κ_j·(±n_j)``."""
     d = form.d
     G = list(form.linear[:d])
-    for n, k, s in zip(form.normals, form.kinks, signs):
+    for (n, _), k, s in zip(_planes(form), form.kinks, signs):
         for i in range(d):
             G[i] += k * n[i] if s else -k * n[i]
     return G
@@ -100,11 +105,10 @@ def _gradient(form: FunctionForm, signs: tuple) -> list:
 
 def _margin(form: FunctionForm, x, u) -> Fraction | None:
     """The largest ``t`` with ``x + s·u`` in ``x``'s region for ``0 <= s < t`` (``None``: no bound)."""
-    xs = list(x) + [Fraction(1)]
     best = None
-    for n in form.normals:
-        z = sum((a * b for a, b in zip(n, xs)), Fraction(0))
-        nu = sum((a * b for a, b in zip(n, u)), Fraction(0))
+    for n, o in _planes(form):
+        z = _dot(n, x) + o
+        nu = _dot(n, u)
         if nu and (z > 0) != (nu > 0):
             t = abs(z / nu)
             best = t if best is None or t < best else best
@@ -139,13 +143,11 @@ class _Probe:
 def _scale_of(form: FunctionForm) -> int:
     """A box ``[−R, R]^d`` holding the hyperplanes' points nearest the origin (so random points in
     it fall in many regions)."""
-    d = form.d
     R = 1
-    for n in form.normals:
-        norm2 = sum((x * x for x in n[:d]), Fraction(0))
+    for n, o in _planes(form):
+        norm2 = _dot(n, n)
         if norm2:
-            dist = abs(n[d]) / norm2 * max(abs(x) for x in n[:d])
-            R = max(R, int(2 * dist) + 1)
+            R = max(R, int(2 * abs(o) / norm2 * max(abs(x) for x in n)) + 1)
     return R
 
 
@@ -286,9 +288,10 @@ def _attention(ask, form: FunctionForm, arith, d: int, rng, residual: bool) -> _
         meas = [Measurement(values[pr.k], pr.kappa, pr.t) for pr in probes]
     try:
         ys = arith.combine([pr.plus for pr in probes], meas, [[(1, i)] for i in range(len(probes))], None)
-    except PrecisionInsufficient as e:
-        raise OracleInconsistent(f"a probe's answer is not its logit measurement ({e}): the black box is not a "
-                                 "one-layer Transformer of this class") from None
+    except (PrecisionInsufficient, OracleInconsistent) as e:
+        hint = "" if residual else "; a block with a residual is learned with residual=True"
+        raise OracleInconsistent(f"a probe's answer is not its logit measurement through the learned FFN ({e}): the "
+                                 f"black box is not a one-layer Transformer of this class{hint}") from None
     if residual:
         for pr, y in zip(probes, ys):
             if not answer_equals_logistic(pr.minus, _fq(values[pr.k]), _fq(-pr.kappa), _fq(-pr.t * y)):
@@ -357,6 +360,12 @@ def _residual_model(W, c, K, ffn) -> Transformer:
     """A residual block with canonical ``(W, c, g₁, K)``: ``V = K(I − K)⁻¹``, ``A = A₁(I − K)``, ``μ = 0``."""
     d = len(W)
     IK = QMatrix.from_rows([[Fraction(int(i == j)) - x for j, x in enumerate(r)] for i, r in enumerate(K)])
+    if IK.rank() < d:  # K = (I + V)⁻¹V has I − K = (I + V)⁻¹, always invertible
+        same = all(x == (i == j) for i, r in enumerate(K) for j, x in enumerate(r))
+        raise OracleInconsistent(
+            "the learned K = I: the block has no residual (T(X) = g₁(h̄)); learn it with residual=False" if same else
+            "the learned K has I − K singular, which no residual block x_N + h(X) gives (I − K = (I + V)⁻¹): the "
+            "black box is not a one-layer Transformer with a residual")
     V = (QMatrix.from_rows(K) @ IK.inv()).rows()
     A = (QMatrix.from_rows(ffn.A) @ IK).rows()
     return Transformer(W, A, ffn.w, c=c, V=V, mu=[0] * d, a=ffn.a, b=ffn.b, residual=True)
