@@ -26,12 +26,14 @@ from proofs.multihead import (
 from proofs.oddness import prove_attention_oddness
 from proofs.token_copy import prove_token_copy
 from proofs.transformer import prove_transformer_odd_part
+from proofs.inversion import prove_transformer_inversion
 
 __all__ = [
     "Proof",
     "prove_logit_primitive",
     "prove_attention_oddness",
     "prove_transformer_odd_part",
+    "prove_transformer_inversion",
     "prove_token_copy",
     "prove_lemma_a1",
     "prove_bias_normal_form",

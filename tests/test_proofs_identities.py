@@ -14,6 +14,7 @@ from proofs import (
     prove_attention_oddness,
     prove_lemma_a1,
     prove_token_copy,
+    prove_transformer_inversion,
     prove_transformer_odd_part,
 )
 from proofs.expsymbols import ExpSymbols
@@ -28,13 +29,14 @@ def all_proofs() -> dict[str, Proof]:
         "odd part": prove_transformer_odd_part(),
         "token copy": prove_token_copy(),
         "lemma": prove_lemma_a1(),
+        "inversion": prove_transformer_inversion(),
     }
 
 
 # --------------------------------------------------------------------------- verification and JSON
 
 
-@pytest.mark.parametrize("key", ["oddness", "odd part", "token copy", "lemma"])
+@pytest.mark.parametrize("key", ["oddness", "odd part", "token copy", "lemma", "inversion"])
 def test_proof_verifies(all_proofs, key):
     proof = all_proofs[key]
     assert isinstance(proof, Proof)
@@ -44,7 +46,7 @@ def test_proof_verifies(all_proofs, key):
     assert len(proof.steps) == len(proof.details["checks"])
 
 
-@pytest.mark.parametrize("key", ["oddness", "odd part", "token copy", "lemma"])
+@pytest.mark.parametrize("key", ["oddness", "odd part", "token copy", "lemma", "inversion"])
 def test_json_round_trip(all_proofs, key):
     proof = all_proofs[key]
     payload = proof.to_json()
@@ -83,6 +85,7 @@ def test_str_reports_verdict(all_proofs):
         lambda: prove_attention_oddness(lengths=()),
         lambda: prove_transformer_odd_part(hidden=(True,)),
         lambda: prove_token_copy(heads=(1.5,)),
+        lambda: prove_transformer_inversion(lengths=(0,)),
     ],
 )
 def test_sizes_are_validated(call):
@@ -227,3 +230,11 @@ def test_lemma_certifies_constant_just_above_sup(bound):
 def test_lemma_bound_type_is_validated(bound):
     with pytest.raises(TypeError):
         prove_lemma_a1(bound=bound)
+
+
+def test_the_inversion_fails_without_the_inverse():
+    """The control: K = V in place of (I + V)⁻¹V breaks the residual identity, and only it."""
+    proof = prove_transformer_inversion(dims=(1, 2), hidden=(1,), lengths=(2,), _broken=True)
+    assert not proof.verified
+    failed = [k for k, ok in proof.details["checks"].items() if not ok]
+    assert failed and all(k.startswith("residual") for k in failed)

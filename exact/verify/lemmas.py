@@ -27,8 +27,8 @@ def _proof_check(case: ProofCase) -> Verdict:
 
 
 def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
-    """One claim per identity: the logit primitive, oddness, the Transformer's odd part, token copy, Lemma A.1,
-    the normal form of a head with biases."""
+    """One claim per identity: the logit primitive, oddness, the Transformer's odd part and its inversion,
+    token copy, Lemma A.1, the normal form of a head with biases."""
     dims = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     heads = pick(budget, quick=(1, 2), standard=(1, 2, 3), full=(1, 2, 3, 4))
     table = (
@@ -36,6 +36,8 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          ProofCase("prove_logit_primitive", dims=dims)),
         ("Oddness of attention: h(−X) = −h(X)", "symbolic W, X", ProofCase("prove_attention_oddness", dims=dims)),
         ("Transformer odd part: T(X) − T(−X) = (Aᵀw)ᵀh(X)", "symbolic A, w, h", ProofCase("prove_transformer_odd_part")),
+        ("Transformer inversion: T(X) = g₁(x_N + K(h̄ − x_N)), K = (I + V)⁻¹V with the residual, I without",
+         "symbolic A, V, μ, a, W, c, tokens", ProofCase("prove_transformer_inversion", dims=dims[:2])),
         ("Token copy: f([u,…,u,q]) = A − Σ c_h/(1 + k r_h), symbolic k", "H heads",
          ProofCase("prove_token_copy", heads=heads)),
         ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz on [σ(−½), 1 − σ(−½)]", "arb and rational bounds",
