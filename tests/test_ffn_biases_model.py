@@ -103,3 +103,18 @@ def test_cli_random_ffn_with_biases(capsys):
     assert main(["random", "ffn", "--d", "2", "--m", "2", "--seed", "1", "--biases"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert ReLUFFN.from_json(data).biased
+
+
+def test_a_result_with_biases_writes_its_affine_form_out():
+    from exact.learn import learn_ffn_biased
+
+    net = ReLUFFN([[1, 2], [0, -1]], [1, "-1/2"], a=[1, "-2/3"], b=5)
+    r = learn_ffn_biased(ExactOracle(net), m=2, seed=0)
+    rows = dict((i, row) for i, row in enumerate(r.details.rows(r)))
+    text = [value for _, value in rows.values()]
+    assert text[0] == "g(x) = Lᵀx + ℓ₀ + Σ κ_k|n_kᵀx + o_k| with 2 hyperplanes"
+    form = net.function_form()
+    L = ", ".join(str(x) for x in form.linear[:2])
+    assert text[1] == f"L = [{L}], ℓ₀ = {form.linear[2]}"
+    for n, k in zip(form.normals, form.kinks):
+        assert f"κ = {k}, n = [{n[0]}, {n[1]}], o = {n[2]}" in text
