@@ -458,6 +458,36 @@ class ReLUFFN:
         out = np.maximum(X[..., 0, :] @ A.T + a, 0.0) @ w + float(self.b)
         return float(out) if X.ndim == 2 else out
 
+    def float_with_bound(self, X) -> tuple:
+        """``g`` in float64 for ``(n, d)`` inputs, with a rigorous bound on each value's rounding error.
+
+        With ``γ_k = k·u/(1 − k·u)`` (``u = 2⁻⁵³``): ``z = Ax + a`` errs by at most
+        ``γ_{d+1}(|A||x| + |a|)`` entrywise, ReLU is 1-Lipschitz, and ``wᵀr + b`` adds
+        ``γ_{m+1}(|w|ᵀ|r| + |b|)``; the bound is ``|w|ᵀ e_z`` plus that, widened by one ulp.
+
+        >>> net = ReLUFFN([[1, -1]], [3], a=[1], b="1/3")
+        >>> y, e = net.float_with_bound(np.array([[2.0, 0.5]]))
+        >>> abs(float(y[0]) - float(net.value([2, "1/2"]))) <= float(e[0]), float(e[0]) < 1e-14
+        (True, True)
+        """
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != self.d:
+            raise ShapeError(f"X: expected shape (n, {self.d}), got {X.shape}")
+        A = np.array([[float(x) for x in r] for r in self.A])
+        w = np.array([float(x) for x in self.w])
+        a = np.array([float(x) for x in self.a])
+        u = 2.0**-53
+
+        def gamma(k: int) -> float:
+            return k * u / (1 - k * u)
+
+        z = X @ A.T + a
+        r = np.maximum(z, 0.0)
+        y = r @ w + float(self.b)
+        ez = gamma(self.d + 1) * (np.abs(X) @ np.abs(A).T + np.abs(a))
+        e = ez @ np.abs(w) + gamma(self.m + 1) * (r @ np.abs(w) + abs(float(self.b)))
+        return y, e * (1 + 4 * u) + np.abs(y) * u
+
     def function_form(self) -> FunctionForm:
         """The identifiable function-level form ``Lᵀx + Σ κ_k|n_kᵀx|`` (with biases, in homogeneous
         coordinates: ``(L, ℓ₀)ᵀ(x, 1) + Σ κ_k|n_kᵀx + o_k|``)."""

@@ -613,6 +613,12 @@ class FloatOracle(CallableOracle):
     """
 
     def __init__(self, model, *, accuracy=0, rtol=0, budget: int | None = None):
+        self._ffn = None
+        if callable(getattr(model, "float_with_bound", None)):  # a ReLU network: one-token queries
+            self._ffn = model
+            super().__init__(lambda X: float(model.float_with_bound(np.asarray(X, dtype=np.float64)[-1:])[0][0]),
+                             d=model.d, accuracy=accuracy, rtol=rtol, budget=budget)
+            return
         if isinstance(model, tuple):
             heads = [model]
         elif callable(getattr(model, "float_heads", None)):  # a sum of softmax heads, in float64
@@ -620,7 +626,8 @@ class FloatOracle(CallableOracle):
         else:
             raise InvalidArgument(
                 f"model: FloatOracle evaluates sums of softmax heads (a model with float_heads(), such as a "
-                f"SingleHead or a MultiHead, or a pair (W, v)), got {type(model).__name__}; wrap other models' float "
+                f"SingleHead or a MultiHead, or a pair (W, v)) and ReLU networks, got {type(model).__name__}; wrap "
+                "other models' float "
                 "evaluation in a CallableOracle"
             )
         pairs = [_float_head(h) for h in heads]
@@ -632,6 +639,13 @@ class FloatOracle(CallableOracle):
 
     def _answer_batch(self, seqs: list[Sequence]) -> list:
         out: list = [None] * len(seqs)
+        if self._ffn is not None:
+            if any(s.length != 1 for s in seqs):
+                raise ShapeError("X: a ReLU network is queried on one-token sequences [x]")
+            ys, errs = self._ffn.float_with_bound(np.stack([s.to_numpy()[0] for s in seqs]))
+            if not (np.isfinite(ys).all() and np.isfinite(errs).all()):
+                raise OracleInconsistent("the float network produced a non-finite answer or bound (overflow?)")
+            return [FloatAnswer(y, e) for y, e in zip(ys.tolist(), errs.tolist())]
         by_len: dict[int, list[int]] = {}
         for i, s in enumerate(seqs):
             by_len.setdefault(s.length, []).append(i)

@@ -56,6 +56,9 @@ class Sequence:
     # coordinate ``j``, and its rows and integer form are built only when asked for (a
     # learner's coordinate probes: d of them per point, each d entries long, kept compact).
     _shift: tuple | None = field(default=None, compare=False, repr=False, hash=False)
+    # The tokens as a float64 ``(N, d)`` array, for a sequence a float learner built from one: its
+    # rows (the exact binary rationals of those floats) are built only when asked for.
+    _f64: np.ndarray | None = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
@@ -174,6 +177,26 @@ class Sequence:
         object.__setattr__(seq, "_ints", ints)
         object.__setattr__(seq, "_near", near)
         object.__setattr__(seq, "_shift", None)
+        object.__setattr__(seq, "_f64", None)
+        return seq
+
+    @classmethod
+    def _floats(cls, X: np.ndarray) -> "Sequence":
+        """Trusted constructor for float learners: the finite float64 ``(N, d)`` array ``X``, kept
+        as that (its rows, the floats' exact binary rationals, are built when asked for).
+
+        >>> s = Sequence._floats(np.array([[0.5, 0.0, -2.0]]))
+        >>> s.length, s.to_numpy().tolist(), s == Sequence.from_rows([["1/2", 0, -2]])
+        (1, [[0.5, 0.0, -2.0]], True)
+        """
+        seq = cls.__new__(cls)
+        object.__setattr__(seq, "d", int(X.shape[1]))
+        _ROWS.__set__(seq, None)
+        object.__setattr__(seq, "_fq", None)
+        object.__setattr__(seq, "_ints", None)
+        object.__setattr__(seq, "_near", None)
+        object.__setattr__(seq, "_shift", None)
+        object.__setattr__(seq, "_f64", X)
         return seq
 
     @classmethod
@@ -187,6 +210,7 @@ class Sequence:
         object.__setattr__(seq, "_ints", None)
         object.__setattr__(seq, "_near", None)
         object.__setattr__(seq, "_shift", (base, j, step))
+        object.__setattr__(seq, "_f64", None)
         return seq
 
     @property
@@ -227,7 +251,9 @@ class Sequence:
     @property
     def length(self) -> int:
         """The number of tokens ``N``."""
-        return 1 if self._shift is not None else len(self.rows)
+        if self._shift is not None:
+            return 1
+        return len(self.rows) if self._f64 is None else int(self._f64.shape[0])
 
     def dense(self) -> list:
         """The tokens as an ``N × d`` list of lists of Fractions."""
@@ -241,6 +267,8 @@ class Sequence:
 
     def to_numpy(self, dtype=np.float64) -> np.ndarray:
         """The tokens as an ``N × d`` float array (rounded to ``dtype``)."""
+        if self._f64 is not None and np.dtype(dtype) == np.float64:
+            return self._f64.copy()
         a = np.zeros((self.length, self.d), dtype=dtype)
         if np.dtype(dtype) == np.float64:
             for i, r in enumerate(self.rows):
@@ -312,6 +340,10 @@ _ROWS = Sequence.__dict__["rows"]  # the slot that holds the rows
 def _rows(self) -> tuple:
     """The rows, built on first use for a shifted probe (then kept, as for any sequence)."""
     rows = _ROWS.__get__(self, Sequence)
+    if rows is None and self._f64 is not None:
+        rows = tuple(tuple((int(j), Fraction(float(r[j]))) for j in np.flatnonzero(r)) for r in self._f64)
+        _ROWS.__set__(self, rows)
+        return rows
     if rows is None:
         base, j, step = self._shift
         token = dict(base.rows[0])

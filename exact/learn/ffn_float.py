@@ -1,0 +1,610 @@
+"""A ReLU network ``g(x) = wᵀReLU(Ax + a) + b`` (biases or not) from **float** answers, with an
+a posteriori error estimate per recovered parameter (docs/ffn.md, "From float answers").
+
+The plan is the exact learner's with biases (:mod:`exact.learn.ffn_affine`), in float64, with every
+equality replaced by a test against the answers' declared rounding errors
+(:meth:`~exact.protocols.Oracle.error_bound`):
+
+1. **One line** ``x(u) = P + u·D`` (Gaussian, seeded), sampled at ``N`` equally spaced points of
+   ``[−T, T]``.  Three consecutive samples on one line (second difference within the summed
+   errors) are one linear piece; each gap between two pieces holds a kink.  The pieces' lines,
+   fitted through their end points, cross at the candidate kink ``t*``; ``h(t*)`` on both lines and
+   one point on each side accept it, otherwise the gap is sampled again, eight times finer.
+2. **Gradients** of every region at its midpoint ``x_r``, from ``d`` coordinate differences, twice:
+   a first pass with tiny steps gives approximate hyperplanes; the second pass takes each step as
+   large as a quarter of the distance to the nearest of them, so its rounding error is smallest.
+   The slope along the line must agree with ``G_r·D``, or the region's probes are asked closer in.
+3. **Hyperplanes from the jumps** ``G_{r+1} − G_r = c·n`` (``n`` scaled so its first entry is 1),
+   ``κ = c·sign(n·D)/2``, the offset ``o = −n·x(t_k)``; the linear part from the first region.
+4. **Estimates**: first-order propagation of the answers' errors through every difference and
+   ratio above, per parameter; **checks**: points off the line must agree with the learned
+   function within the estimate it implies there (else the result is refused).
+
+What it cannot see is stated: units hidden from the line (as for the exact learner), and kinks
+whose slope change moves the answers by less than their rounding error.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+import numpy as np
+
+from .. import registry
+from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
+from ..ffn import FunctionForm, ReLUFFN, UnitForm
+from ..protocols import Oracle
+from ..sequences import Sequence
+from .details import Details
+from .driver import Run, oracle_dimension
+from .ffn import PATH_SEED, at_most, check_options
+from .result import LearnResult
+
+__all__ = ["FloatForm", "float_ffn_plan", "form_error", "learn_ffn_float", "FLOAT_KINKS", "SPEC"]
+
+#: What a float result rests on beyond the exact learner's assumptions.
+FLOAT_KINKS = ("every kink moves the answers near it by more than their rounding error (a smaller one is not "
+               "resolved), and the estimate is first order in the answers' declared errors")
+#: Samples per expected kink on the first pass along the line.
+SAMPLES_PER_UNIT = 8
+MAX_DEPTH = 14
+
+
+@dataclass(frozen=True)
+class FloatForm:
+    """A learned affine function form in float64: ``(L, ℓ₀)ᵀ(x, 1) + Σ κ_k|n_kᵀx + o_k|`` with
+    each ``n_k``'s first entry 1, and the estimated error of every entry."""
+
+    normals: np.ndarray  # (K, d + 1): n_k and o_k
+    kinks: np.ndarray  # (K,)
+    linear: np.ndarray  # (d + 1,)
+    normals_err: np.ndarray
+    kinks_err: np.ndarray
+    linear_err: np.ndarray
+
+    @property
+    def d(self) -> int:
+        return self.linear.shape[0] - 1
+
+    @property
+    def error_estimate(self) -> float:
+        """The largest estimated error of any parameter."""
+        parts = [self.normals_err.ravel(), self.kinks_err, self.linear_err]
+        return float(max((float(p.max()) for p in parts if p.size), default=0.0))
+
+    def value(self, X: np.ndarray) -> np.ndarray:
+        """The function at ``(n, d)`` points, in float64."""
+        Xh = np.hstack([X, np.ones((X.shape[0], 1))])
+        return Xh @ self.linear + (np.abs(Xh @ self.normals.T) @ self.kinks if self.kinks.size else 0.0)
+
+    def value_error(self, X: np.ndarray) -> np.ndarray:
+        """The error of :meth:`value` that the parameters' estimates imply (first order)."""
+        Xh = np.abs(np.hstack([X, np.ones((X.shape[0], 1))]))
+        out = Xh @ self.linear_err
+        if self.kinks.size:
+            z = np.abs(np.hstack([X, np.ones((X.shape[0], 1))]) @ self.normals.T)
+            out = out + z @ self.kinks_err + (Xh @ self.normals_err.T) @ np.abs(self.kinks)
+        return out
+
+    def to_function_form(self) -> FunctionForm:
+        """The same form with each float as the exact binary rational it is."""
+        terms = [(tuple(Fraction(float(x)) for x in n), Fraction(float(k))) for n, k in zip(self.normals, self.kinks)]
+        return FunctionForm.build_affine(self.d, terms, [Fraction(float(x)) for x in self.linear])
+
+    def network(self) -> ReLUFFN:
+        """A network computing this form: κ|z| = κReLU(z) + κReLU(−z), ℓ₀ as ``b``."""
+        units = []
+        for n, k in zip(self.normals, self.kinks):
+            full = tuple(Fraction(float(x)) for x in n)
+            units += [(full, Fraction(float(k))), (tuple(-x for x in full), Fraction(float(k)))]
+        return UnitForm(tuple(units), tuple(Fraction(float(x)) for x in self.linear), True).network()
+
+
+def form_error(form: FloatForm, truth: FunctionForm) -> dict:
+    """The largest error of the learned form against an exact one, each learned hyperplane matched
+    to the nearest true one (``inf`` when the counts differ), and whether each error lies within
+    its estimate.
+
+    Returns ``{"max": ..., "within": bool, "normals": ..., "kinks": ..., "linear": ...}``.
+    """
+    d = form.d
+    tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, d + 1) if truth.normals else \
+        np.zeros((0, d + 1))
+    if not truth.affine:
+        tn = np.hstack([tn[:, :d], np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
+    tk = np.array([float(k) for k in truth.kinks])
+    tl = np.array([float(x) for x in truth.linear] + ([] if truth.affine else [0.0]))
+    if tn.shape[0] != form.normals.shape[0]:
+        return {"max": math.inf, "within": False, "normals": math.inf, "kinks": math.inf, "linear": math.inf}
+    used: set = set()
+    en = ek = 0.0
+    within = True
+    for i, n in enumerate(form.normals):
+        j = min((j for j in range(tn.shape[0]) if j not in used), key=lambda j: float(np.abs(tn[j] - n).max()))
+        used.add(j)
+        dn = np.abs(tn[j] - n)
+        dk = abs(tk[j] - form.kinks[i])
+        en, ek = max(en, float(dn.max())), max(ek, dk)
+        within &= bool((dn <= form.normals_err[i]).all()) and dk <= form.kinks_err[i]
+    dl = np.abs(tl - form.linear)
+    within &= bool((dl <= form.linear_err).all())
+    return {"max": max(en, ek, float(dl.max())), "within": within, "normals": en, "kinks": ek,
+            "linear": float(dl.max())}
+
+
+@dataclass
+class _Line:
+    """``h(u) = s·u + c`` on ``[lo, hi]`` (both ends sampled), with the errors of its two end values."""
+
+    lo: float
+    hi: float
+    y_lo: float
+    y_hi: float
+    e_lo: float
+    e_hi: float
+
+    @property
+    def s(self) -> float:
+        return (self.y_hi - self.y_lo) / (self.hi - self.lo)
+
+    def at(self, u: float) -> float:
+        """The line at ``u``, from its nearer end (a far end's large value would cost precision)."""
+        if abs(u - self.hi) < abs(u - self.lo):
+            return self.y_hi + self.s * (u - self.hi)
+        return self.y_lo + self.s * (u - self.lo)
+
+    def err(self, u: float) -> float:
+        """The error of :meth:`at` from the end values' errors (linear interpolation and extrapolation),
+        plus the rounding of :meth:`at` itself."""
+        w = self.hi - self.lo
+        near = min(abs(u - self.hi), abs(u - self.lo))
+        own = 4 * 2.0**-53 * (max(abs(self.y_lo), abs(self.y_hi)) + abs(self.s) * (near + w))
+        return self.e_lo * abs(self.hi - u) / w + self.e_hi * abs(u - self.lo) / w + own
+
+    @property
+    def s_err(self) -> float:
+        return (self.e_lo + self.e_hi) / (self.hi - self.lo)
+
+
+@dataclass
+class _Scan:
+    """Kinks ``t_k`` (sorted, with errors) and the lines between them."""
+
+    kinks: list = field(default_factory=list)
+    errs: list = field(default_factory=list)
+    lines: list = field(default_factory=list)
+
+
+def _pieces(us: np.ndarray, ys: np.ndarray, es: np.ndarray) -> list[tuple[int, int]]:
+    """Maximal runs ``[i, j]`` (``j >= i + 2``) whose interior samples lie on the line of their neighbours."""
+    n = len(us)
+    flat = np.zeros(n, dtype=bool)
+    if n >= 3:
+        # equal spacing is not assumed: the middle sample against the chord of its neighbours
+        w = (us[1:-1] - us[:-2]) / (us[2:] - us[:-2])
+        chord = ys[:-2] + w * (ys[2:] - ys[:-2])
+        flat[1:-1] = np.abs(ys[1:-1] - chord) <= 2 * (es[1:-1] + (1 - w) * es[:-2] + w * es[2:]) + 1e-300
+    runs, i = [], 0
+    while i < n - 2:
+        if not flat[i + 1]:
+            i += 1
+            continue
+        j = i + 1
+        while j + 1 < n - 1 and flat[j + 1]:
+            j += 1
+        runs.append((i, j + 1))
+        i = j + 2  # the next run starts after a gap: the kink lies in [u_{j+1}, u_{next}]
+    return runs
+
+
+class _Searcher:
+    def __init__(self, ask, X0: np.ndarray, D: np.ndarray, max_kinks: int):
+        self.ask, self.X0, self.D, self.max_kinks = ask, X0, D, max_kinks
+
+    def h(self, us) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The answers at the line points ``u`` (rounded to :func:`on_grid`, so that ``P + u·D`` is
+        exact in float64): ``(u, values, errors)``."""
+        us = on_grid(np.asarray(us, dtype=np.float64))
+        ys, es = self.ask(self.X0[None, :] + us[:, None] * self.D[None, :])
+        return us, ys, es
+
+    def scan(self, us: np.ndarray) -> _Scan:
+        us, ys, es = self.h(us)
+        return self._solve(us, ys, es, 0)
+
+    def _solve(self, us, ys, es, depth: int) -> _Scan:
+        runs = _pieces(us, ys, es)
+        if not runs:
+            raise PrecisionInsufficient("the float answers show no linear stretch along the line (kinks closer than "
+                                        "the samples, or the answers' noise beyond their declared errors)")
+        out = _Scan()
+        lines = [_Line(us[i], us[j], ys[i], ys[j], es[i], es[j]) for i, j in runs]
+        if runs[0][0] != 0 or runs[-1][1] != len(us) - 1:  # the window's ends must be linear stretches
+            return self._edges(us, ys, es, runs, lines, depth)
+        out.lines.append(lines[0])
+        for (i0, j0), (i1, j1), right in zip(runs, runs[1:], lines[1:]):
+            sub = self._gap(us[j0], us[i1], out.lines[-1], right, depth)
+            out.kinks += sub.kinks
+            out.errs += sub.errs
+            out.lines[-1] = sub.lines[0]  # the gap's search may have lengthened either line
+            out.lines += sub.lines[1:]
+        if len(out.kinks) > self.max_kinks:
+            raise OracleInconsistent(f"more than {self.max_kinks} kinks along the line: not a ReLU network with that "
+                                     "many units")
+        return out
+
+    def _edges(self, us, ys, es, runs, lines, depth):
+        """A window whose end is no linear stretch: sample the ends more finely, then solve again."""
+        if depth >= MAX_DEPTH:
+            raise PrecisionInsufficient("kinks crowd the window's end closer than float64 resolves")
+        extra = []
+        if runs[0][0] != 0:
+            extra += list(np.linspace(us[0], us[runs[0][0]], 10)[1:-1])
+        if runs[-1][1] != len(us) - 1:
+            extra += list(np.linspace(us[runs[-1][1]], us[-1], 10)[1:-1])
+        eu, ey, ee = self.h(extra)
+        allu = np.concatenate([us, eu])
+        order = np.argsort(allu)
+        return self._solve(allu[order], np.concatenate([ys, ey])[order], np.concatenate([es, ee])[order], depth + 1)
+
+    def _gap(self, a: float, b: float, left: _Line, right: _Line, depth: int, points: int = 10) -> _Scan:
+        """The kinks in ``(a, b)``, between the known lines ``left`` (ends at ``a``) and ``right``."""
+        ds = left.s - right.s
+        if ds != 0 and points == 10:
+            t = a + (right.at(a) - left.at(a)) / ds
+            if a <= t <= b:
+                # the side points just beyond t's own uncertainty: a second kink in the gap then shows
+                t_err = (left.err(t) + right.err(t)) / abs(ds)
+                eta = min((b - a) / 4, max(16 * t_err, 2.0**-30 * max(1.0, abs(t))))
+                pts, ys, es = self.h([t - eta, t, t + eta])
+                moved = abs(ds) * abs(pts[1] - t)  # the point asked is t on the grid: h there may be off both
+                ok = [abs(ys[0] - left.at(pts[0])) <= 2 * (es[0] + left.err(pts[0])),
+                      abs(ys[1] - left.at(pts[1])) <= 2 * (es[1] + left.err(pts[1]) + right.err(pts[1]) + moved),
+                      abs(ys[2] - right.at(pts[2])) <= 2 * (es[2] + right.err(pts[2]))]
+                if all(ok):
+                    err = (left.err(t) + right.err(t)) / abs(ds)
+                    return _Scan([t], [err], [left, right])
+        if depth >= MAX_DEPTH or b - a <= 1e-12 * max(1.0, abs(a), abs(b)):
+            raise PrecisionInsufficient(f"two kinks along the line within {b - a:.2g} of each other: closer than the "
+                                        "float answers resolve")
+        inner, ys, es = self.h(np.linspace(a, b, points)[1:-1])
+        us = np.concatenate([[a], inner, [b]])
+        # the gap's ends sit on the known lines: their values are those lines' (with their errors)
+        ys = np.concatenate([[left.at(a)], ys, [right.at(b)]])
+        es = np.concatenate([[left.err(a)], es, [right.err(b)]])
+        keep = np.concatenate([[True], np.diff(us) > 0])  # points the grid merged
+        us, ys, es = us[keep], ys[keep], es[keep]
+        if us[-1] != b:
+            us, ys, es = np.append(us[:-1], b), np.append(ys[:-1], right.at(b)), np.append(es[:-1], right.err(b))
+        if not _pieces(us, ys, es):  # kinks in every cell: sample the gap four times finer
+            return self._gap(a, b, left, right, depth + 1, 4 * points)
+        return self._solve_inner(us, ys, es, left, right, depth + 1)
+
+    def _solve_inner(self, us, ys, es, left, right, depth):
+        """The gap's samples ``us`` (its ends on ``left`` and ``right``): the kinks between its pieces.
+
+        Pieces that meet (a run starting where ``left`` ends, or ending where ``right`` starts)
+        are first joined into one line through their outer ends: the longest baseline, so the
+        most accurate slope, for the kinks on either side."""
+        runs = _pieces(us, ys, es)
+        items = [(left, us[0])] + [(_Line(us[i], us[j], ys[i], ys[j], es[i], es[j]), us[j]) for i, j in runs]
+        items.append((right, right.hi))
+        joined: list = []
+        for line, stop in items:
+            if joined and line.lo <= joined[-1][1]:
+                prev = joined[-1][0]
+                joined[-1] = (_Line(prev.lo, line.hi, prev.y_lo, line.y_hi, prev.e_lo, line.e_hi), stop)
+            else:
+                joined.append((line, stop))
+        out = _Scan(lines=[joined[0][0]])
+        for (_, end), (line, _) in zip(joined, joined[1:]):
+            g = self._gap(end, line.lo, out.lines[-1], line, depth)
+            out.kinks += g.kinks
+            out.errs += g.errs
+            out.lines[-1] = g.lines[0]
+            out.lines += g.lines[1:]
+        return out
+
+
+#: Bits of the line's P and D entries (integers over 2^GRID_BITS in (−1, 1)), and of the line points u
+#: relative to max(1, |u|): then every point P + u·D the search asks is exact in float64.
+GRID_BITS = 12
+U_BITS = 52 - GRID_BITS
+
+
+def on_grid(us: np.ndarray) -> np.ndarray:
+    """``u`` rounded to a multiple of ``2^-U_BITS·2^⌈log₂ max(1, |u|)⌉``.
+
+    >>> float(on_grid(np.array([1 / 3]))[0]) * 2**40 % 1 == 0
+    True
+    """
+    mag = np.ceil(np.log2(np.maximum(1.0, np.abs(us))))
+    quantum = np.ldexp(1.0, (mag - U_BITS).astype(int))
+    return np.round(us / quantum) * quantum
+
+
+def _line_of(rng, d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``P`` and ``D``: Gaussian entries rounded to ``GRID_BITS`` bits in (−1, 1), ``D ≠ 0``."""
+    lim = (1 << GRID_BITS) - 1
+    while True:
+        P = np.clip(np.round(rng.standard_normal(d) * (1 << (GRID_BITS - 2))), -lim, lim) / (1 << GRID_BITS)
+        D = np.clip(np.round(rng.standard_normal(d) * (1 << (GRID_BITS - 2))), -lim, lim) / (1 << GRID_BITS)
+        if D.any():
+            return P, D
+
+
+def _probes(ask, x: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """``G`` at ``x`` from the differences ``g(x + δ_i e_i) − g(x)``, and the error of each entry (the step
+    actually taken is ``fl(x_i + δ_i) − x_i``, computed exactly)."""
+    pts = np.vstack([x[None, :], x[None, :] + np.diag(steps)])
+    taken = np.diag(pts[1:]) - x  # exact (Sterbenz) for the steps used, which are below |x_i| or exact
+    ys, es = ask(pts)
+    G = (ys[1:] - ys[0]) / taken
+    return G, (es[1:] + es[0]) / np.abs(taken) + np.abs(G) * 2.0**-52, float(ys[0]), float(es[0])
+
+
+def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20), max_units: int = 4096):
+    """The float plan (module docstring); ``ask(X) -> (values, errors)`` for an ``(n, d)`` array.
+
+    Returns ``(form, facts)``.
+    """
+    rng = np.random.default_rng(seed)
+    P, D = _line_of(rng, d)
+    cap = m if m is not None else max_units
+    n0 = max(64, SAMPLES_PER_UNIT * (m if m is not None else d))
+    # a crossing u_k = −(n·P + o)/(n·D) is a ratio of near-Gaussians: dense near 0, with tails like
+    # 1/u², so [−1, 1] is sampled evenly and beyond it eight points per octave out to ±T
+    T = float(windows[-1] if m is not None else windows[1])
+    octaves = int(math.log2(T))
+    outer = np.geomspace(1.0, T, 8 * octaves + 1)[1:] if octaves else np.zeros(0)
+    us = np.concatenate([-outer[::-1], np.linspace(-1.0, 1.0, n0), outer])
+    scan = _Searcher(ask, P, D, cap).scan(us)
+    K = len(scan.kinks)
+    lines = scan.lines
+    bounds = [-T] + list(scan.kinks) + [T]
+    # each region's point as near the origin as its interval allows (far points carry larger errors)
+    mids = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        if lo < 0 < hi:
+            mids.append(0.0 if min(-lo, hi) > (hi - lo) / 8 else (lo + hi) / 2)
+        elif lo >= 0:
+            mids.append(lo + min((hi - lo) / 2, max(1.0, lo)))
+        else:
+            mids.append(hi - min((hi - lo) / 2, max(1.0, -hi)))
+    mids = list(on_grid(np.array(mids)))
+    xs = [P + u * D for u in mids]
+    scale = max(1.0, float(np.abs(D).max()))
+    widths = [min(hi - lo, 2 * max(1.0, abs(u))) for (lo, hi), u in zip(zip(bounds, bounds[1:]), mids)]
+    # pass 1: tiny steps (a 2^-20 fraction of the region's length along the line)
+    G1 = []
+    for x, wdt in zip(xs, widths):
+        G, _, _, _ = _probes(ask, x, np.full(d, wdt * scale * 2.0**-20))
+        G1.append(G)
+    planes1 = _planes(G1, scan.kinks, P, D)
+    # pass 2: each step a quarter of the distance along e_i to the nearest plane of pass 1
+    Gs, Gerr, gx, gx_err = [], [], [], []
+    for r, x in enumerate(xs):
+        steps = np.full(d, widths[r] * scale)
+        for n, o in planes1:
+            z = abs(float(n @ x + o))
+            with np.errstate(divide="ignore"):
+                room = np.where(np.abs(n) > 0, z / np.abs(n), np.inf)
+            steps = np.minimum(steps, room / 4)
+        steps = np.maximum(steps, widths[r] * scale * 2.0**-20)
+        for _ in range(4):
+            G, E, y0, e0 = _probes(ask, x, steps)
+            if abs(G @ D - lines[r].s) <= 4 * (np.abs(D) @ E + lines[r].s_err) + 1e-300:
+                break
+            steps = steps / 16  # a probe left the region: closer in
+        else:
+            raise PrecisionInsufficient("a region's coordinate probes keep disagreeing with its slope along the line")
+        Gs.append(G)
+        Gerr.append(E)
+        gx.append(y0)
+        gx_err.append(e0)
+    base = min(range(len(mids)), key=lambda r: abs(mids[r]))  # L and ℓ₀ where |x| is smallest
+    form = _form(Gs, Gerr, gx, gx_err, xs, scan, P, D, base)
+    facts = {"kinks": K, "window": T, "seed": seed, "line_samples": n0}
+    return form, facts
+
+
+def _planes(G, kinks, P, D) -> list:
+    out = []
+    for k, t in enumerate(kinks):
+        J = G[k + 1] - G[k]
+        j = int(np.argmax(np.abs(J) > 1e-6 * np.abs(J).max())) if np.abs(J).max() > 0 else 0
+        if J[j] == 0:
+            continue
+        n = J / J[j]
+        out.append((n, -float(n @ (P + t * D))))
+    return out
+
+
+def _form(Gs, Gerr, gx, gx_err, xs, scan: _Scan, P, D, base: int) -> FloatForm:
+    d = len(P)
+    normals, kinks, nerr, kerr = [], [], [], []
+    for k, (t, terr) in enumerate(zip(scan.kinks, scan.errs)):
+        J = Gs[k + 1] - Gs[k]
+        JE = Gerr[k + 1] + Gerr[k]
+        j = 0 if abs(J[0]) > 8 * JE[0] else int(np.argmax(np.abs(J) > 8 * JE))
+        if abs(J[j]) <= 8 * JE[j]:
+            raise PrecisionInsufficient(f"kink #{k} along the line: its gradient jump is below the float answers' "
+                                        "resolution")
+        c = J[j]
+        n = J / c
+        n_err = (JE + np.abs(n) * JE[j]) / abs(c)
+        n_err[j] = 0.0
+        xk = P + t * D
+        o = -float(n @ xk)
+        o_err = float(np.abs(xk) @ n_err + abs(float(n @ D)) * terr)
+        kap = c * np.sign(float(n @ D)) / 2
+        normals.append(np.append(n, o))
+        nerr.append(np.append(n_err, o_err))
+        kinks.append(kap)
+        kerr.append(JE[j] / 2)
+    N = np.array(normals).reshape(-1, d + 1)
+    Ne = np.array(nerr).reshape(-1, d + 1)
+    kap, ke = np.array(kinks), np.array(kerr)
+    x0 = xs[base]
+    L = Gs[base].copy()
+    Le = Gerr[base].copy()
+    l0 = gx[base] - float(Gs[base] @ x0)
+    l0e = gx_err[base] + float(np.abs(x0) @ Gerr[base])
+    for (n, o), k, ne, kk in zip(((row[:d], row[d]) for row in N), kap, Ne, ke):
+        s = np.sign(float(n @ x0 + o))
+        L -= k * s * n
+        Le += abs(k) * ne[:d] + kk * np.abs(n)
+        l0 -= k * s * o
+        l0e += abs(k) * ne[d] + kk * abs(o)
+    # a kink's sign at x0 could flip within its error: then the estimate does not hold
+    for n, ne in zip(N, Ne):
+        z = float(n[:d] @ x0 + n[d])
+        if abs(z) <= float(np.abs(x0) @ ne[:d] + ne[d]):
+            raise PrecisionInsufficient("the first region's point lies within its error of a hyperplane")
+    order = np.lexsort(N.T[::-1]) if N.size else np.arange(0)
+    return FloatForm(N[order], kap[order], np.append(L, l0), Ne[order], ke[order], np.append(Le, l0e))
+
+
+@dataclass(frozen=True)
+class FloatFFNDetails(Details):
+    """The float plan: the kinks found, the window, the seed, the samples on the line, the
+    function form with its per-parameter estimates, and the off-line checks."""
+
+    form: FloatForm
+    kinks: int
+    window: float
+    seed: int
+    line_samples: int
+    off_line_checks: int
+    worst_check: float
+
+    def rows(self, result) -> list:
+        f = self.form
+        return [("function", f"g(x) = Lᵀx + ℓ₀ + Σ κ_k|n_kᵀx + o_k| with {self.kinks} hyperplanes (float64)"),
+                ("estimate", f"largest parameter error estimated {f.error_estimate:.3g}; off-line checks within "
+                             f"{self.worst_check:.2g} of their bound"),
+                ("line", f"seed {self.seed}, window ±{self.window:g}, {self.line_samples} first samples")]
+
+
+def check_off_line(ask, form: FloatForm, d: int, rng, n: int) -> float:
+    """``n`` random points off the line (half near the origin, half at the line's scale): each answer must
+    lie within the learned form's implied error plus its own; returns the worst ratio (<= 1)."""
+    X = np.vstack([rng.standard_normal((n - n // 2, d)), 0.05 * rng.standard_normal((n // 2, d))])
+    ys, es = ask(X)
+    bound = form.value_error(X) + es
+    dev = np.abs(form.value(X) - ys)
+    ratio = float((dev / np.maximum(4 * bound, 1e-300)).max()) if n else 0.0
+    if ratio > 1:
+        i = int(np.argmax(dev / np.maximum(4 * bound, 1e-300)))
+        raise OracleInconsistent(
+            f"an off-line check misses the learned function by {dev[i]:.3g}, beyond 4× its estimate {bound[i]:.2g}: "
+            "a unit hidden from the line, a kink below the answers' resolution, or not a ReLU network with biases")
+    return ratio
+
+
+def _asker(run: Run):
+    """``ask(X) -> (values, errors)`` for an ``(n, d)`` float array, through the run (counted)."""
+    oracle = run.oracle
+
+    def ask(X: np.ndarray):
+        X = np.asarray(X, dtype=np.float64)
+        if not np.isfinite(X).all():
+            raise PrecisionInsufficient("the float learner's query points overflow float64 (the line's window is "
+                                        "too wide for this network)")
+        answers = run.ask([Sequence._floats(row[None, :]) for row in X])
+        ys = np.array([float(a) for a in answers])
+        es = np.array([float(oracle.error_bound(a)) for a in answers])
+        if not (np.isfinite(ys).all() and np.isfinite(es).all()):
+            raise OracleInconsistent("the oracle answered a non-finite value or error bound")
+        return ys, es
+
+    return ask
+
+
+HIDDEN_FLOAT = ("no hidden units: every hyperplane crosses the search line inside its window and shows its kink "
+                "there (no tent between the samples, no units whose kinks cancel on it)")
+
+
+def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 8, check_seed=None,
+                    max_units: int = 4096) -> LearnResult:
+    """Learn ``g(x) = wᵀReLU(Ax + a) + b`` (biases or not) from float answers, with an estimate.
+
+    Parameters
+    ----------
+    oracle : Oracle
+        One-token value queries answered in floating point, each answer's rounding error declared
+        (:meth:`~exact.protocols.Oracle.error_bound`; a :class:`~exact.oracles.FloatOracle` of a
+        :class:`~exact.ffn.ReLUFFN`, or a :class:`~exact.native.TorchOracle` of an ``nn.Sequential``).
+    m : int, optional
+        An upper bound on the hidden units (stated); the line's window widens until ``m`` kinks show.
+    seed : int, optional
+        Seed of the line (fresh when omitted; reported).
+    checks : int
+        Random points off the line that must agree with the learned function within its estimate.
+    check_seed : int, optional
+        Their seed (fresh when omitted).
+
+    Returns
+    -------
+    LearnResult
+        Not exact: ``details.form`` is the function form in float64 with an estimated error per
+        parameter (``normals_err``, ``kinks_err``, ``linear_err``), ``error_estimate`` the largest.
+
+    Examples
+    --------
+    >>> from exact.oracles import FloatOracle
+    >>> net = ReLUFFN.random(6, 4, seed=1, biases=True)
+    >>> r = learn_ffn_float(FloatOracle(net), m=4, seed=0, check_seed=0)
+    >>> err = form_error(r.details.form, net.function_form())
+    >>> r.exact, err["within"], err["max"] < 1e-9
+    (False, True, True)
+    """
+    d = oracle_dimension(oracle)
+    check_options(m=m, seed=seed, retries=0, max_units=max_units, interior=False)
+    if not isinstance(checks, int) or isinstance(checks, bool) or checks < 0:
+        raise InvalidArgument(f"checks: expected a non-negative integer, got {checks!r}")
+    if seed is None:
+        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    if check_seed is None:
+        check_seed = int(np.random.SeedSequence().entropy % (1 << 63))
+    run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
+    with run:
+        ask = _asker(run)
+        form, facts = float_ffn_plan(ask, d, m=m, seed=seed, max_units=max_units)
+        if m is not None and facts["kinks"] > m:
+            raise OracleInconsistent(f"the line shows {facts['kinks']} kinks, more than m = {m}")
+        worst = check_off_line(ask, form, d, np.random.default_rng(check_seed), checks)
+        details = FloatFFNDetails(form=form, off_line_checks=checks, worst_check=worst, **facts)
+        standing = (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
+        conditions = {"seed": seed, **({"m": m} if m is not None else {})}
+        return run.finish(form.network(), conditions=conditions, details=details, error_estimate=form.error_estimate,
+                          standing=standing)
+
+
+def _count_text(result) -> str:
+    det = result.details
+    return f"{result.queries} queries for {det['kinks']} kinks on the line (no stated count: float answers)"
+
+
+SPEC = (
+    registry.LearnerSpec(
+        name="ffn-float",
+        summary="a ReLU FFN with biases from float answers: the line search and gradient jumps in float64, with a "
+                "posteriori estimates per parameter",
+        model_kind="ffn",
+        modes=("float",),
+        learn=learn_ffn_float,
+        query_count=lambda d, m=None, **conditions: None,
+        count_formula="about 2(m + 1)(d + 1) + 8·max(m, 8) + 3m",
+        count_text=_count_text,
+        exact=False,
+        options=(
+            registry.Option("m", "int", "an upper bound on the hidden units, if known", minimum=0),
+            registry.Option("seed", "int", "seed of the search line (default: fresh, reported)", minimum=0),
+        ),
+        command="ffn",
+        method="float",
+    )
+)
