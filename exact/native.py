@@ -83,6 +83,10 @@ class _Weights:
 def check_module(mha) -> None:
     """Refuse, naming the cause, a module that is not self-attention as the model defines it."""
     torch = _torch()
+    if isinstance(mha, torch.nn.TransformerEncoderLayer):
+        from .native_ffn import ENCODER_LAYER
+
+        raise InvalidArgument(ENCODER_LAYER)
     if not isinstance(mha, torch.nn.MultiheadAttention):
         raise InvalidArgument(f"mha: expected a torch.nn.MultiheadAttention, got {type(mha).__name__}; wrap other "
                               "modules' forward pass in a CallableOracle")
@@ -136,8 +140,11 @@ def _head(wt: _Weights, h: int, scale: Fraction, with_b: bool) -> SingleHead:
                                   b_o=tl(wt.bo) if with_b else None)
 
 
-def native_model(mha, readout):
+def native_model(mha, readout=None):
     """The identifiable model a torch module computes, exactly from its (float) weights.
+
+    An ``nn.Sequential(nn.Linear(d, m), nn.ReLU(), nn.Linear(m, 1))`` (no readout) gives its
+    :class:`~exact.ffn.ReLUFFN` (:func:`~exact.native_ffn.native_ffn`).
 
     One head gives a :class:`~exact.models.SingleHead` (with ``c`` and ``b`` when the module has
     biases); several heads give a :class:`~exact.multihead.MultiHead` (with a ``c_h`` per head and
@@ -150,6 +157,14 @@ def native_model(mha, readout):
     InvalidArgument
         For every module the oracle refuses.
     """
+    if _is_sequential(mha):
+        from .native_ffn import native_ffn
+
+        if readout is not None:
+            raise InvalidArgument("readout: an nn.Sequential ReLU network has one output; pass no readout")
+        return native_ffn(mha)
+    if readout is None:
+        raise InvalidArgument("readout: an nn.MultiheadAttention is read out by a vector w of length embed_dim")
     wt = _weights(mha, readout)
     scale = Fraction(1 / math.sqrt(wt.r))
     if wt.H == 1:
@@ -167,8 +182,18 @@ def native_head(mha, readout) -> SingleHead:
     return native_model(mha, readout)
 
 
+def _is_sequential(module) -> bool:
+    try:
+        import torch
+    except ImportError:
+        return False
+    return isinstance(module, torch.nn.Sequential)
+
+
 class TorchOracle(BaseOracle):
-    """Value queries answered by a torch ``nn.MultiheadAttention`` and a readout vector.
+    """Value queries answered by a torch ``nn.MultiheadAttention`` and a readout vector, or by an
+    ``nn.Sequential(nn.Linear(d, m), nn.ReLU(), nn.Linear(m, 1))`` (then ``TorchOracle(seq)``
+    is a :class:`~exact.native_ffn.TorchFFNOracle`: one-token queries, derived rounding bounds).
 
     Parameters
     ----------
@@ -200,7 +225,27 @@ class TorchOracle(BaseOracle):
     True
     """
 
-    def __init__(self, mha, readout, *, bound: str = "derived", budget: int | None = None):
+    def __new__(cls, mha, readout=None, **options):
+        try:
+            import torch
+        except ImportError:
+            torch = None
+        if torch is not None and isinstance(mha, torch.nn.TransformerEncoderLayer):
+            from .native_ffn import ENCODER_LAYER
+
+            raise InvalidArgument(ENCODER_LAYER)
+        if _is_sequential(mha):
+            from .native_ffn import TorchFFNOracle
+
+            if readout is not None or set(options) - {"budget"}:
+                raise InvalidArgument("TorchOracle(seq): an nn.Sequential ReLU network takes no readout and no bound= "
+                                      "(its answers carry the derived bound)")
+            return TorchFFNOracle(mha, **options)
+        return super().__new__(cls)
+
+    def __init__(self, mha, readout=None, *, bound: str = "derived", budget: int | None = None):
+        if readout is None:
+            raise InvalidArgument("readout: an nn.MultiheadAttention is read out by a vector w of length embed_dim")
         torch = _torch()
         wt = _weights(mha, readout)
         if bound not in ("derived", "measured"):

@@ -383,16 +383,17 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
         G, _, _, _ = _probes(ask, x, np.full(d, wdt * scale * 2.0**-20))
         G1.append(G)
     planes1 = _planes(G1, scan.kinks, P, D)
-    # pass 2: each step a quarter of the distance along e_i to the nearest plane of pass 1
+    # pass 2: each region's point moved deeper into its region (same signs against every plane of
+    # pass 1), and each step taken on the side with more room, a quarter of the distance to the
+    # nearest plane that way: the rounding error of a difference falls as its step grows
+    Nn = np.array([n for n, _ in planes1]).reshape(-1, d)
+    On = np.array([o for _, o in planes1])
     Gs, Gerr, gx, gx_err = [], [], [], []
-    for r, x in enumerate(xs):
-        steps = np.full(d, widths[r] * scale)
-        for n, o in planes1:
-            z = abs(float(n @ x + o))
-            with np.errstate(divide="ignore"):
-                room = np.where(np.abs(n) > 0, z / np.abs(n), np.inf)
-            steps = np.minimum(steps, room / 4)
-        steps = np.maximum(steps, widths[r] * scale * 2.0**-20)
+    for r in range(len(xs)):
+        x = _center(xs[r], Nn, On)
+        xs[r] = x
+        steps = _steps(x, Nn, On, max(1.0, float(np.abs(x).max())))
+        steps = np.where(np.abs(steps) < widths[r] * scale * 2.0**-20, widths[r] * scale * 2.0**-20, steps)
         for _ in range(4):
             G, E, y0, e0 = _probes(ask, x, steps)
             if abs(G @ D - lines[r].s) <= 4 * (np.abs(D) @ E + lines[r].s_err) + 1e-300:
@@ -408,6 +409,44 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     form = _form(Gs, Gerr, gx, gx_err, xs, scan, P, D, base)
     facts = {"kinks": K, "window": T, "seed": seed, "line_samples": n0}
     return form, facts
+
+
+def _center(x: np.ndarray, N: np.ndarray, O: np.ndarray, rounds: int = 40) -> np.ndarray:
+    """``x`` moved away from its nearest planes, keeping its side of every one: a few steps of
+    ascent on the smallest distance ``|n_k·x + o_k|/‖n_k‖``, each accepted only if that grows."""
+    if not N.size:
+        return x
+    norms = np.linalg.norm(N, axis=1)
+    sig = np.sign(N @ x + O)
+    box = 4 * max(1.0, float(np.abs(x).max()))
+
+    def margin(y):
+        return float((sig * (N @ y + O) / norms).min())
+
+    best, cur = margin(x), x
+    beta = best
+    for _ in range(rounds):
+        k = int(np.argmin(sig * (N @ cur + O) / norms))
+        trial = cur + beta * sig[k] * N[k] / norms[k]
+        if np.abs(trial).max() <= box and margin(trial) > best:
+            cur, best = trial, margin(trial)
+            beta *= 1.5
+        else:
+            beta /= 2
+    return cur
+
+
+def _steps(x: np.ndarray, N: np.ndarray, O: np.ndarray, cap: float) -> np.ndarray:
+    """A signed step per coordinate: on the side with more room before a plane, a quarter of it."""
+    d = len(x)
+    if not N.size:
+        return np.full(d, cap)
+    z = N @ x + O  # (K,)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        room = -z[:, None] / N  # the step along e_i that reaches plane k (signed)
+    up = np.where(room > 0, room, np.inf).min(axis=0)
+    down = np.where(room < 0, -room, np.inf).min(axis=0)
+    return np.where(up >= down, np.minimum(up / 4, cap), -np.minimum(down / 4, cap))
 
 
 def _planes(G, kinks, P, D) -> list:
