@@ -26,6 +26,7 @@ whose slope change moves the answers by less than their rounding error.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -102,19 +103,54 @@ class FloatForm:
         return UnitForm(tuple(units), tuple(Fraction(float(x)) for x in self.linear), True).network()
 
 
-def form_error(form: FloatForm, truth: FunctionForm) -> dict:
+def max_normalized(form: FloatForm) -> FloatForm:
+    """The same function with each hyperplane scaled so that its largest normal entry is 1 (``κ``
+    scaled inversely), and the estimates with it: a canonical form that does not depend on how small
+    a normal's first entry is."""
+    d = form.d
+    if not form.kinks.size:
+        return form
+    idx = np.argmax(np.abs(form.normals[:, :d]), axis=1)
+    f = form.normals[np.arange(len(idx)), idx]  # the scale: the largest entry, with its sign
+    fe = form.normals_err[np.arange(len(idx)), idx]
+    N = form.normals / f[:, None]
+    Ne = (form.normals_err + np.abs(N) * fe[:, None]) / np.abs(f)[:, None]
+    Ne[np.arange(len(idx)), idx] = 0.0
+    return dataclasses.replace(form, normals=N, normals_err=Ne, kinks=form.kinks * np.abs(f),
+                               kinks_err=form.kinks_err * np.abs(f) + np.abs(form.kinks) * fe)
+
+
+def _max_normalized_truth(truth: FunctionForm, d: int) -> tuple:
+    tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, len(truth.normals[0])) \
+        if truth.normals else np.zeros((0, d + 1))
+    if not truth.affine:
+        tn = np.hstack([tn, np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
+    tk = np.array([float(k) for k in truth.kinks])
+    if tn.size:
+        idx = np.argmax(np.abs(tn[:, :d]), axis=1)
+        f = tn[np.arange(len(idx)), idx]
+        tn, tk = tn / f[:, None], tk * np.abs(f)
+    return tn, tk
+
+
+def form_error(form: FloatForm, truth: FunctionForm, *, normalize: str = "first") -> dict:
     """The largest error of the learned form against an exact one, each learned hyperplane matched
     to the nearest true one (``inf`` when the counts differ), and whether each error lies within
-    its estimate.
+    its estimate.  ``normalize="max"`` compares both with each normal's largest entry 1
+    (:func:`max_normalized`) instead of its first.
 
     Returns ``{"max": ..., "within": bool, "normals": ..., "kinks": ..., "linear": ...}``.
     """
     d = form.d
-    tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, d + 1) if truth.normals else \
-        np.zeros((0, d + 1))
-    if not truth.affine:
-        tn = np.hstack([tn[:, :d], np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
-    tk = np.array([float(k) for k in truth.kinks])
+    if normalize == "max":
+        form = max_normalized(form)
+        tn, tk = _max_normalized_truth(truth, d)
+    else:
+        tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, d + 1) if truth.normals else \
+            np.zeros((0, d + 1))
+        if not truth.affine:
+            tn = np.hstack([tn[:, :d], np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
+        tk = np.array([float(k) for k in truth.kinks])
     tl = np.array([float(x) for x in truth.linear] + ([] if truth.affine else [0.0]))
     if tn.shape[0] != form.normals.shape[0]:
         return {"max": math.inf, "within": False, "normals": math.inf, "kinks": math.inf, "linear": math.inf}
