@@ -671,7 +671,7 @@ def _count_text(result) -> str:
 
 
 def learn_ffn(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS, check_seed=None,
-              retries: int = 3, max_units: int = 4096, interior: bool = False) -> LearnResult:
+              retries: int = 3, max_units: int = 4096, interior: bool = False, mode: str | None = None) -> LearnResult:
     """Extract ``g(x) = wᵀReLU(Ax)`` exactly from one-token value queries ``g([x])``.
 
     Parameters
@@ -699,6 +699,10 @@ def learn_ffn(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 
         Ask one random point inside every stretch of the paths the search takes as linear
         (about ``m + 2`` queries more per path): it reveals some tents the search steps over
         (measured in ``benchmarks/ffn_hidden.py``; most stay hidden).  Default ``False``.
+    mode : {None, "certified", "float"}
+        ``"float"`` learns from float answers, biases or not, with an estimate
+        (:func:`~exact.learn.ffn_float.learn_ffn_float`, which takes ``m``, ``seed``, ``check_seed``
+        and ``retries`` from here); default: certified for an exact oracle, float otherwise.
 
     Returns
     -------
@@ -722,11 +726,21 @@ def learn_ffn(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 
     ('among networks with at most 2 hidden units', 'for a search path independent of the network (its seed drawn independently of it)')
     """
     d = oracle_dimension(oracle)
+    if mode not in (None, "certified", "float"):
+        raise InvalidArgument(f"mode: expected 'certified' or 'float', got {mode!r}")
+    if mode == "float" or (mode is None and not oracle.exact):
+        from .ffn_float import learn_ffn_float
+
+        if interior:
+            raise InvalidArgument("interior: the float learner takes no interior points")
+        return learn_ffn_float(oracle, m=m, seed=seed, check_seed=check_seed, retries=min(retries, 2),
+                               max_units=max_units)
     check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=interior)
     if seed is None:
         seed = secrets.randbits(63)
     if not oracle.exact:
-        raise InvalidArgument("oracle: the ReLU learner reads exact rational answers; this oracle is approximate")
+        raise InvalidArgument("oracle: the ReLU learner reads exact rational answers; this oracle is approximate "
+                              "(learn it with mode='float')")
     run = Run(SPEC, oracle, mode="certified", queries=ffn_query_bound(d, m) - DEFAULT_FFN_CHECKS if m is not None else None,
               checks=checks, check_seed=check_seed)
     with run:

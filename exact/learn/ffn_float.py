@@ -120,37 +120,54 @@ def max_normalized(form: FloatForm) -> FloatForm:
                                kinks_err=form.kinks_err * np.abs(f) + np.abs(form.kinks) * fe)
 
 
-def _max_normalized_truth(truth: FunctionForm, d: int) -> tuple:
+def kink_scaled(form: FloatForm) -> FloatForm:
+    """The same function with each term ``κ|n·x + o|`` written as ``sign(κ)·|(|κ|n)·x + |κ|o|``: the
+    hyperplanes carry their kink's size, and ``κ`` becomes ``±1``.  For a network this is each unit
+    as ``sign(w)·ReLU(|w|(Aᵀx + a))``, up to the factor 2 of the function form: no entry divides."""
+    if not form.kinks.size:
+        return form
+    k = np.abs(form.kinks)
+    N = form.normals * k[:, None]
+    Ne = form.normals_err * k[:, None] + np.abs(form.normals) * form.kinks_err[:, None]
+    return dataclasses.replace(form, normals=N, normals_err=Ne, kinks=np.sign(form.kinks),
+                               kinks_err=np.zeros_like(form.kinks))
+
+
+def _truth_arrays(truth: FunctionForm, d: int, normalize: str) -> tuple:
     tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, len(truth.normals[0])) \
         if truth.normals else np.zeros((0, d + 1))
     if not truth.affine:
         tn = np.hstack([tn, np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
     tk = np.array([float(k) for k in truth.kinks])
-    if tn.size:
+    if normalize == "max" and tn.size:
         idx = np.argmax(np.abs(tn[:, :d]), axis=1)
         f = tn[np.arange(len(idx)), idx]
         tn, tk = tn / f[:, None], tk * np.abs(f)
+    if normalize == "kink" and tn.size:
+        # exactly: |κ|·n from the exact form, then rounded once
+        tn = np.array([[float(abs(k) * x) for x in n] for n, k in zip(truth.normals, truth.kinks)]).reshape(
+            -1, len(truth.normals[0]))
+        if not truth.affine:
+            tn = np.hstack([tn, np.zeros((tn.shape[0], 1))])
+        tk = np.sign(tk)
     return tn, tk
 
 
 def form_error(form: FloatForm, truth: FunctionForm, *, normalize: str = "first") -> dict:
     """The largest error of the learned form against an exact one, each learned hyperplane matched
     to the nearest true one (``inf`` when the counts differ), and whether each error lies within
-    its estimate.  ``normalize="max"`` compares both with each normal's largest entry 1
-    (:func:`max_normalized`) instead of its first.
+    its estimate.  ``normalize`` is the canonical form compared in: ``"first"`` (each normal's first
+    entry 1, as :class:`~exact.ffn.FunctionForm`), ``"max"`` (its largest entry 1,
+    :func:`max_normalized`) or ``"kink"`` (each hyperplane scaled by its kink, :func:`kink_scaled`).
 
     Returns ``{"max": ..., "within": bool, "normals": ..., "kinks": ..., "linear": ...}``.
     """
     d = form.d
-    if normalize == "max":
-        form = max_normalized(form)
-        tn, tk = _max_normalized_truth(truth, d)
-    else:
-        tn = np.array([[float(x) for x in n] for n in truth.normals]).reshape(-1, d + 1) if truth.normals else \
-            np.zeros((0, d + 1))
-        if not truth.affine:
-            tn = np.hstack([tn[:, :d], np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
-        tk = np.array([float(k) for k in truth.kinks])
+    if normalize not in ("first", "max", "kink"):
+        raise InvalidArgument(f"normalize: expected 'first', 'max' or 'kink', got {normalize!r}")
+    form = {"first": form, "max": max_normalized(form) if normalize == "max" else form,
+            "kink": kink_scaled(form) if normalize == "kink" else form}[normalize]
+    tn, tk = _truth_arrays(truth, d, normalize)
     tl = np.array([float(x) for x in truth.linear] + ([] if truth.affine else [0.0]))
     if tn.shape[0] != form.normals.shape[0]:
         return {"max": math.inf, "within": False, "normals": math.inf, "kinks": math.inf, "linear": math.inf}
@@ -381,12 +398,13 @@ def _probes(ask, x: np.ndarray, steps: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return G, (es[1:] + es[0]) / np.abs(taken) + np.abs(G) * 2.0**-52, float(ys[0]), float(es[0])
 
 
-def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20), max_units: int = 4096):
+def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20), max_units: int = 4096,
+                   attempt: int = 0):
     """The float plan (module docstring); ``ask(X) -> (values, errors)`` for an ``(n, d)`` array.
 
     Returns ``(form, facts)``.
     """
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed if not attempt else [seed, attempt])
     P, D = _line_of(rng, d)
     cap = m if m is not None else max_units
     n0 = max(64, SAMPLES_PER_UNIT * (m if m is not None else d))
@@ -473,7 +491,9 @@ def _center(x: np.ndarray, N: np.ndarray, O: np.ndarray, rounds: int = 40) -> np
 
 
 def _steps(x: np.ndarray, N: np.ndarray, O: np.ndarray, cap: float) -> np.ndarray:
-    """A signed step per coordinate: on the side with more room before a plane, a quarter of it."""
+    """A signed step per coordinate: on the side with more room before a plane, half of it (the planes
+    of the first pass are known to far better than that; a step that still leaves the region fails the
+    slope check and is asked again closer in)."""
     d = len(x)
     if not N.size:
         return np.full(d, cap)
@@ -482,7 +502,7 @@ def _steps(x: np.ndarray, N: np.ndarray, O: np.ndarray, cap: float) -> np.ndarra
         room = -z[:, None] / N  # the step along e_i that reaches plane k (signed)
     up = np.where(room > 0, room, np.inf).min(axis=0)
     down = np.where(room < 0, -room, np.inf).min(axis=0)
-    return np.where(up >= down, np.minimum(up / 4, cap), -np.minimum(down / 4, cap))
+    return np.where(up >= down, np.minimum(up / 2, cap), -np.minimum(down / 2, cap))
 
 
 def _planes(G, kinks, P, D) -> list:
@@ -554,6 +574,7 @@ class FloatFFNDetails(Details):
     line_samples: int
     off_line_checks: int
     worst_check: float
+    lines: int = 1
 
     def rows(self, result) -> list:
         f = self.form
@@ -603,7 +624,7 @@ HIDDEN_FLOAT = ("no hidden units: every hyperplane crosses the search line insid
 
 
 def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 8, check_seed=None,
-                    max_units: int = 4096) -> LearnResult:
+                    retries: int = 2, max_units: int = 4096) -> LearnResult:
     """Learn ``g(x) = wᵀReLU(Ax + a) + b`` (biases or not) from float answers, with an estimate.
 
     Parameters
@@ -620,6 +641,9 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
         Random points off the line that must agree with the learned function within its estimate.
     check_seed : int, optional
         Their seed (fresh when omitted).
+    retries : int
+        Other lines to try when one cannot be resolved (kinks closer than the answers separate, or an
+        off-line check missed).
 
     Returns
     -------
@@ -637,7 +661,7 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
     (False, True, True)
     """
     d = oracle_dimension(oracle)
-    check_options(m=m, seed=seed, retries=0, max_units=max_units, interior=False)
+    check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=False)
     if not isinstance(checks, int) or isinstance(checks, bool) or checks < 0:
         raise InvalidArgument(f"checks: expected a non-negative integer, got {checks!r}")
     if seed is None:
@@ -647,11 +671,20 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
     run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
     with run:
         ask = _asker(run)
-        form, facts = float_ffn_plan(ask, d, m=m, seed=seed, max_units=max_units)
-        if m is not None and facts["kinks"] > m:
-            raise OracleInconsistent(f"the line shows {facts['kinks']} kinks, more than m = {m}")
-        worst = check_off_line(ask, form, d, np.random.default_rng(check_seed), checks)
-        details = FloatFFNDetails(form=form, off_line_checks=checks, worst_check=worst, **facts)
+        last: Exception | None = None
+        for attempt in range(retries + 1):
+            try:
+                form, facts = float_ffn_plan(ask, d, m=m, seed=seed, max_units=max_units, attempt=attempt)
+                if m is not None and facts["kinks"] > m:
+                    raise OracleInconsistent(f"the line shows {facts['kinks']} kinks, more than m = {m}")
+                worst = check_off_line(ask, form, d, np.random.default_rng([check_seed, attempt]), checks)
+                break
+            except (PrecisionInsufficient, OracleInconsistent) as e:
+                last = e
+        else:
+            assert last is not None
+            raise type(last)(f"{last} (on each of {retries + 1} lines)") from None
+        details = FloatFFNDetails(form=form, off_line_checks=checks, worst_check=worst, lines=attempt + 1, **facts)
         standing = (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
         conditions = {"seed": seed, **({"m": m} if m is not None else {})}
         return run.finish(form.network(), conditions=conditions, details=details, error_estimate=form.error_estimate,
