@@ -164,6 +164,7 @@ def native_model(mha, readout=None):
             raise InvalidArgument("readout: an nn.Sequential ReLU network has one output; pass no readout")
         return native_ffn(mha)
     if readout is None:
+        check_module(mha)  # a module of another class is named first
         raise InvalidArgument("readout: an nn.MultiheadAttention is read out by a vector w of length embed_dim")
     wt = _weights(mha, readout)
     scale = Fraction(1 / math.sqrt(wt.r))

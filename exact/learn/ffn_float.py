@@ -48,6 +48,8 @@ __all__ = ["FloatForm", "float_ffn_plan", "form_error", "learn_ffn_float", "FLOA
 #: What a float result rests on beyond the exact learner's assumptions.
 FLOAT_KINKS = ("every kink moves the answers near it by more than their rounding error (a smaller one is not "
                "resolved), and the estimate is first order in the answers' declared errors")
+#: The largest relative answer error the float learner accepts (its estimates are validated below it).
+MAX_RELATIVE_ERROR = 2.0**-26
 #: Samples per expected kink on the first pass along the line.
 SAMPLES_PER_UNIT = 8
 MAX_DEPTH = 14
@@ -103,14 +105,21 @@ class FloatForm:
         return UnitForm(tuple(units), tuple(Fraction(float(x)) for x in self.linear), True).network()
 
 
+def _largest(N: np.ndarray) -> np.ndarray:
+    """Per row, the first entry within a relative 10⁻⁶ of the largest magnitude (ties go to the first)."""
+    a = np.abs(N)
+    return np.argmax(a >= (1 - 1e-6) * a.max(axis=1, keepdims=True), axis=1)
+
+
 def max_normalized(form: FloatForm) -> FloatForm:
     """The same function with each hyperplane scaled so that its largest normal entry is 1 (``κ``
-    scaled inversely), and the estimates with it: a canonical form that does not depend on how small
-    a normal's first entry is."""
+    scaled inversely; entries within a relative 10⁻⁶ of the largest count as tied, and the first of
+    them is taken), and the estimates with it: a canonical form that does not depend on how small a
+    normal's first entry is."""
     d = form.d
     if not form.kinks.size:
         return form
-    idx = np.argmax(np.abs(form.normals[:, :d]), axis=1)
+    idx = _largest(form.normals[:, :d])
     f = form.normals[np.arange(len(idx)), idx]  # the scale: the largest entry, with its sign
     fe = form.normals_err[np.arange(len(idx)), idx]
     N = form.normals / f[:, None]
@@ -140,7 +149,7 @@ def _truth_arrays(truth: FunctionForm, d: int, normalize: str) -> tuple:
         tn = np.hstack([tn, np.zeros((tn.shape[0], 1))]) if tn.size else np.zeros((0, d + 1))
     tk = np.array([float(k) for k in truth.kinks])
     if normalize == "max" and tn.size:
-        idx = np.argmax(np.abs(tn[:, :d]), axis=1)
+        idx = _largest(tn[:, :d])
         f = tn[np.arange(len(idx)), idx]
         tn, tk = tn / f[:, None], tk * np.abs(f)
     if normalize == "kink" and tn.size:
@@ -414,6 +423,13 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     octaves = int(math.log2(T))
     outer = np.geomspace(1.0, T, 8 * octaves + 1)[1:] if octaves else np.zeros(0)
     us = np.concatenate([-outer[::-1], np.linspace(-1.0, 1.0, n0), outer])
+    probe_y, probe_e = ask(np.vstack([P, P + D, P - D]))  # the answers' declared accuracy, before the search
+    rel = float(np.max(probe_e) / max(float(np.abs(probe_y).max()), 1e-300))
+    if rel > MAX_RELATIVE_ERROR:
+        raise InvalidArgument(
+            f"the oracle declares its answers only to about 2^{math.log2(rel):.0f} relative: the float learner's "
+            "estimates are validated on float64 answers (2^-26 and below); a float32 module is not supported "
+            "yet (cast it with module.double() to learn the network its weights define)")
     scan = _Searcher(ask, P, D, cap).scan(us)
     K = len(scan.kinks)
     lines = scan.lines
@@ -431,10 +447,11 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     xs = [P + u * D for u in mids]
     scale = max(1.0, float(np.abs(D).max()))
     widths = [min(hi - lo, 2 * max(1.0, abs(u))) for (lo, hi), u in zip(zip(bounds, bounds[1:]), mids)]
-    # pass 1: tiny steps (a 2^-20 fraction of the region's length along the line)
+    # pass 1: short steps (1/64 of the region's length along the line): only the step sizes of pass 2
+    # are read from it (a probe that left its region there costs accuracy, never correctness)
     G1 = []
     for x, wdt in zip(xs, widths):
-        G, _, _, _ = _probes(ask, x, np.full(d, wdt * scale * 2.0**-20))
+        G, _, _, _ = _probes(ask, x, np.full(d, wdt * scale * 2.0**-6))
         G1.append(G)
     planes1 = _planes(G1, scan.kinks, P, D)
     # pass 2: each region's point moved deeper into its region (same signs against every plane of

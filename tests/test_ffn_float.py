@@ -1,0 +1,186 @@
+"""ReLU networks with biases from float answers (exact.learn.ffn_float): simulated float64 networks and
+real torch modules, each error measured against weights read independently of the learner and held
+to the learner's own estimate, in three canonical forms; what is outside the class is refused."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+from exact.errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient, ShapeError
+from exact.ffn import ReLUFFN
+from exact.learn import learn_ffn
+from exact.learn.ffn import PATH_SEED, at_most
+from exact.learn.ffn_float import FLOAT_KINKS, HIDDEN_FLOAT, form_error, learn_ffn_float, on_grid
+from exact.oracles import CallableOracle, FloatOracle
+from exact.sequences import Sequence
+
+FORMS = ("first", "max", "kink")
+
+
+def _held(r, truth_form, *, bound: float) -> None:
+    """Every parameter within the learner's estimate in every canonical form, and below ``bound``
+    (first entry 1, the form whose errors are largest) and tighter in the others."""
+    assert not r.exact and r.mode == "float" and np.isfinite(r.error_estimate)
+    errs = {n: form_error(r.details.form, truth_form, normalize=n) for n in FORMS}
+    for n, e in errs.items():
+        assert e["within"], f"{n}: error {e['max']:.3g} outside the estimate"
+    assert errs["first"]["max"] < bound and errs["kink"]["max"] < 1e-12
+
+
+@pytest.mark.parametrize("d, m, seed", [(6, 4, s) for s in range(4)] + [(16, 16, s) for s in range(3)] +
+                         [(32, 16, 0), (64, 32, 1)])
+def test_float64_networks_with_biases(d, m, seed):
+    net = ReLUFFN.random(d, m, seed=seed, biases=True)
+    r = learn_ffn_float(FloatOracle(net), m=m, seed=seed, check_seed=seed)
+    _held(r, net.function_form(), bound=1e-9)
+    assert r.details.kinks == m
+    assert HIDDEN_FLOAT in r.assumptions and FLOAT_KINKS in r.assumptions and PATH_SEED in r.assumptions
+    assert at_most(m) in r.assumptions
+
+
+def test_a_bias_free_network_is_the_special_case():
+    net = ReLUFFN.random(8, 6, seed=2)
+    r = learn_ffn(FloatOracle(net), m=6, mode="float", seed=1, check_seed=1)
+    _held(r, net.function_form(), bound=1e-9)
+    # the learned offsets and constant are zero within their estimates
+    f = r.details.form
+    assert (np.abs(f.normals[:, -1]) <= f.normals_err[:, -1]).all() and abs(f.linear[-1]) <= f.linear_err[-1]
+
+
+def test_the_line_points_are_exact_in_float64():
+    """P + u·D is asked exactly: P and D have 12-bit entries, u lies on the grid."""
+    rng = np.random.default_rng(0)
+    from exact.learn.ffn_float import _line_of
+
+    P, D = _line_of(rng, 5)
+    us = on_grid(np.concatenate([rng.uniform(-1, 1, 50), rng.uniform(-2**20, 2**20, 50)]))
+    for u in us:
+        x = P + u * D
+        assert all(Fraction(float(xi)) == Fraction(float(p)) + Fraction(float(u)) * Fraction(float(q))
+                   for xi, p, q in zip(x, P, D))
+    s = Sequence._floats(x[None, :])
+    assert s.to_numpy().tolist() == [x.tolist()] and s == Sequence.from_rows([[Fraction(float(v)) for v in x]])
+
+
+def test_a_smooth_black_box_is_refused():
+    o = CallableOracle(lambda X: float(np.logaddexp(0.0, np.asarray(X, dtype=float)[-1] @ np.arange(1, 4))), d=3,
+                       accuracy=1e-15)  # softplus: smooth, never piecewise linear
+    with pytest.raises((PrecisionInsufficient, OracleInconsistent)):
+        learn_ffn_float(o, m=4, seed=0)
+
+
+def test_m_below_the_truth_is_refused():
+    net = ReLUFFN.random(6, 5, seed=3, biases=True)
+    with pytest.raises((OracleInconsistent, PrecisionInsufficient)):
+        learn_ffn_float(FloatOracle(net), m=2, seed=0)
+
+
+def test_bad_options_are_refused():
+    net = ReLUFFN.random(3, 2, seed=0)
+    with pytest.raises(InvalidArgument, match="mode"):
+        learn_ffn(FloatOracle(net), mode="symbolic")
+    with pytest.raises(InvalidArgument, match="checks"):
+        learn_ffn_float(FloatOracle(net), checks=-1)
+    with pytest.raises(InvalidArgument, match="interior"):
+        learn_ffn(FloatOracle(net), mode="float", interior=True)
+    with pytest.raises(InvalidArgument, match="normalize"):
+        form_error(learn_ffn_float(FloatOracle(net), m=2, seed=0).details.form, net.function_form(), normalize="x")
+
+
+def test_an_exact_oracle_goes_to_the_exact_learner_unless_float_is_asked():
+    from exact import ExactOracle
+
+    net = ReLUFFN.random(4, 3, seed=1, biases=True)
+    with pytest.raises(ExactAttentionErrorLike):
+        learn_ffn(ExactOracle(net), m=3, seed=0)  # the bias-free exact learner refuses biases
+    r = learn_ffn(FloatOracle(net), m=3, seed=0)  # an approximate oracle: float by default
+    assert r.mode == "float"
+
+
+ExactAttentionErrorLike = (OracleInconsistent, InvalidArgument)
+
+# -- real torch modules ---------------------------------------------------------------------------
+
+torch = pytest.importorskip("torch")
+
+
+def _seq(d, m, seed, *, dtype=None, bias=True):
+    torch.manual_seed(seed)
+    seq = torch.nn.Sequential(torch.nn.Linear(d, m, bias=bias), torch.nn.ReLU(), torch.nn.Linear(m, 1, bias=bias))
+    return seq.to(dtype or torch.float64).eval()
+
+
+def _weights(seq) -> ReLUFFN:
+    """The module's network read from its state dict, apart from the library's adapter."""
+    sd = {k: v.detach().to(torch.float64).numpy() for k, v in seq.state_dict().items()}
+    A = [[Fraction(float(x)) for x in r] for r in sd["0.weight"]]
+    w = [Fraction(float(x)) for x in sd["2.weight"][0]]
+    if "0.bias" not in sd:
+        return ReLUFFN(A, w)
+    return ReLUFFN(A, w, a=[Fraction(float(x)) for x in sd["0.bias"]], b=Fraction(float(sd["2.bias"][0])))
+
+
+@pytest.mark.parametrize("d, m, seed", [(8, 6, 0), (16, 8, 1), (64, 32, 2)])
+def test_torch_sequential_float64_is_learned_within_its_estimate(d, m, seed):
+    from exact.native import TorchOracle, native_model
+
+    seq = _seq(d, m, seed)
+    truth = _weights(seq)
+    assert native_model(seq) == truth
+    r = learn_ffn(TorchOracle(seq), m=m, mode="float", seed=seed, check_seed=seed)
+    _held(r, truth.function_form(), bound=1e-7)
+    X = np.random.default_rng(seed).standard_normal((2000, d))
+    with torch.no_grad():
+        want = seq(torch.as_tensor(X))[:, 0].numpy()
+    assert np.abs(r.details.form.value(X) - want).max() < 1e-9
+
+
+def test_torch_sequential_without_biases():
+    from exact.native import TorchOracle
+
+    seq = _seq(10, 5, 3, bias=False)
+    r = learn_ffn(TorchOracle(seq), m=5, mode="float", seed=0, check_seed=0)
+    _held(r, _weights(seq).function_form(), bound=1e-7)
+
+
+def test_torch_answers_are_within_their_declared_bound():
+    from exact.native import TorchOracle
+
+    seq = _seq(32, 16, 4)
+    o = TorchOracle(seq)
+    net = _weights(seq)
+    rng = np.random.default_rng(4)
+    for x in rng.standard_normal((20, 32)):
+        y = o.query([list(x)])
+        exact = net.value([Fraction(float(v)) for v in x])
+        assert abs(Fraction(float(y)) - exact) <= Fraction(y.error)
+
+
+def test_a_float32_module_is_refused_with_the_reason():
+    from exact.native import TorchOracle
+
+    with pytest.raises(InvalidArgument, match="float32 module is not supported yet"):
+        learn_ffn(TorchOracle(_seq(8, 4, 0, dtype=torch.float32)), m=4, mode="float", seed=0)
+
+
+def test_what_is_not_one_hidden_relu_layer_is_refused():
+    from exact.native import TorchOracle, native_model
+
+    nn = torch.nn
+    with pytest.raises(InvalidArgument, match="LayerNorm.*Supported"):
+        TorchOracle(nn.TransformerEncoderLayer(8, 2))
+    with pytest.raises(InvalidArgument, match="LayerNorm"):
+        native_model(nn.TransformerEncoderLayer(8, 2))
+    with pytest.raises(InvalidArgument, match=r"got nn.Sequential\(Linear, Tanh, Linear\)"):
+        TorchOracle(nn.Sequential(nn.Linear(3, 2), nn.Tanh(), nn.Linear(2, 1)))
+    with pytest.raises(InvalidArgument, match="one hidden ReLU layer"):
+        TorchOracle(nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2), nn.ReLU(), nn.Linear(2, 1)))
+    with pytest.raises(ShapeError, match=r"Linear\(m, 1\)"):
+        TorchOracle(nn.Sequential(nn.Linear(3, 2), nn.ReLU(), nn.Linear(2, 2)))
+    with pytest.raises(InvalidArgument, match="no readout"):
+        TorchOracle(_seq(3, 2, 0), np.ones(3))
+    with pytest.raises(ShapeError, match="one-token"):
+        TorchOracle(_seq(3, 2, 0)).query([[1, 0, 0], [0, 1, 0]])
