@@ -51,6 +51,7 @@ DOCTEST_EXTRAS = {
     "exact.native.TorchOracle": "torch",
     "exact.native.causal_prefix_answers": "torch",
     "exact.native.learn_module": "torch",
+    "exact.native_ffn.native_ffn": "torch",
     "exact.learn.low_rank_cs.learn_low_rank_cs": "cvxpy",
 }
 

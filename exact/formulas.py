@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "LOW_RANK_BIASED", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "FFN_BIASED", "TRANSFORMER", "ZERO_V", "BIASED", "BIASED_ZERO_V",
+    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "FFN_BIASED", "TRANSFORMER", "TRANSFORMER_BIASED", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
 
@@ -143,3 +143,8 @@ FFN_BIASED = Formula("(m + 1)(d − 1) + 10m + 32", lambda d, m: (m + 1) * max(d
                      "docs/ffn.md (beyond)")
 #: SPEC 3.5 [BSHK26]: the FFN's queries on one-token inputs, and two calls per single-head query.
 TRANSFORMER = Formula("Q_FFN + 2(d² + d)", lambda d, q_ffn: q_ffn + 2 * (d * d + d), "SPEC 3.5 [BSHK26]")
+#: The one-layer Transformer with biases (docs/ffn.md, beyond): the FFN with biases, then d(d + 1) logits read
+#: through it; with the residual each is a pair, and each pair asked again costs two more.
+TRANSFORMER_BIASED = Formula("Q_FFN + d(d + 1), or Q_FFN + 2d(d + 1) + 2·(pairs asked again) with the residual",
+                             lambda d, q_ffn, residual=False, again=0: q_ffn + (2 if residual else 1) * d * (d + 1)
+                             + 2 * again, "docs/ffn.md (beyond)")

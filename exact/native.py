@@ -229,9 +229,11 @@ class TorchOracle(BaseOracle):
     def __new__(cls, mha, readout=None, **options):
         try:
             import torch
+
+            encoder = isinstance(mha, torch.nn.TransformerEncoderLayer)
         except ImportError:
-            torch = None
-        if torch is not None and isinstance(mha, torch.nn.TransformerEncoderLayer):
+            encoder = False
+        if encoder:
             from .native_ffn import ENCODER_LAYER
 
             raise InvalidArgument(ENCODER_LAYER)

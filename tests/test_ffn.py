@@ -241,8 +241,12 @@ def test_bad_options_are_refused():
     from exact import CallableOracle
 
     net = ReLUFFN.random(3, 3, seed=0)
-    with pytest.raises(InvalidArgument, match="exact"):
-        learn_ffn(CallableOracle(lambda X: float(net.float(X)), d=3, accuracy="1e-12"))
+    approximate = CallableOracle(lambda X: float(net.float(X)), d=3, accuracy="1e-12")
+    with pytest.raises(InvalidArgument, match="approximate .learn it with mode='float'"):
+        learn_ffn(approximate, mode="certified")
+    from exact.oracles import FloatOracle
+
+    assert learn_ffn(FloatOracle(net), m=3, seed=0).mode == "float"  # float answers go to the float learner
 
 
 def test_a_certificate_whose_transcript_is_not_the_learners_is_refused():

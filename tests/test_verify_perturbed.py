@@ -119,6 +119,14 @@ def _certifier(monkeypatch):
     monkeypatch.setattr(certify.Certificate, "check", check)
 
 
+def _broken_inversion(monkeypatch):
+    """The residual identity with K = V: the inverse of I + V forgotten."""
+    import proofs.inversion as inv
+
+    real = inv._checks
+    monkeypatch.setattr(inv, "_checks", lambda d, m, N, broken: real(d, m, N, True))
+
+
 def _proof_block(module, name):
     """A building block of a symbolic proof, off by 1e-30."""
     def patch(monkeypatch):
@@ -246,6 +254,8 @@ PERTURBATIONS = {
     "FFN with biases (beyond)": [L("ffn-biased", EXACT), L("ffn-biased", COUNT)],
     "Transformer: exact W and FFN": [L("transformer", EXACT), L("transformer", COUNT)],
     "Transformer: Aᵀw = 0": [L("transformer", SWALLOW)],
+    "Transformer with biases (beyond)": [L("transformer-biased", EXACT), L("transformer-biased", COUNT)],
+    "Transformer inversion": [_broken_inversion],
     "Logit primitive": [_proof_block("logit", "_sigmoid")],
     "Oddness of attention": [_proof_block("oddness", "_attention_average")],
     "Transformer odd part": [_proof_block("transformer", "_attention_average")],

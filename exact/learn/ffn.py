@@ -62,6 +62,7 @@ from .ffn_orient import Orientation, orient
 from .ffn_count import proved_breakpoints
 from .ffn_path import PathRetry, dyadic_between, scan_segment
 from .details import Comparison, Details
+from .ffn_terms import PATH_SEED, _seed_ok, at_most, check_options  # noqa: F401 (re-exported)
 from .result import LearnResult
 
 __all__ = ["learn_ffn", "ffn_query_bound", "SPEC", "Sighting", "failure_bound"]
@@ -396,15 +397,6 @@ def _realize(form: FunctionForm, orientation: Orientation) -> ReLUFFN:
 HIDDEN_UNITS = ("no hidden units: every hyperplane's kink shows on the search path (no cluster of units whose "
                 "kinks cancel there, a tent, and no two hyperplanes crossing it within 2^-32); give m, an upper "
                 "bound on the units, to remove it when the search sees m hyperplanes")
-#: Every result of the ReLU learners rests on its search path being drawn independently of the network.
-PATH_SEED = "for a search path independent of the network (its seed drawn independently of it)"
-
-
-def at_most(m: int) -> str:
-    """The assumption a given ``m`` states: an upper bound on the hidden units."""
-    return f"among networks with at most {m} hidden unit{'' if m == 1 else 's'}"
-
-
 @dataclass(frozen=True)
 class Sighting:
     """Whether every unit of the black box is accounted for ("all m units seen", docs/ffn.md).
@@ -749,23 +741,6 @@ def learn_ffn(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 
         conditions = ffn_conditions(seed, retries, m, interior)
         return run.finish(ex.model, conditions=conditions, details=ffn_details(ex, seed),
                           standing=standing_assumptions(m, ex.sighting.seen))
-
-
-def _seed_ok(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 2**63
-
-
-def check_options(*, m, seed, retries, max_units, interior: bool) -> None:
-    """The ReLU learners' options, checked before any query (:class:`~exact.errors.InvalidArgument`)."""
-    if m is not None and (not isinstance(m, int) or isinstance(m, bool) or m < 0):
-        raise InvalidArgument(f"m: expected a non-negative number of units, got {m!r}")
-    for name, value in (("retries", retries), ("max_units", max_units)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-            raise InvalidArgument(f"{name}: expected a non-negative integer, got {value!r}")
-    if seed is not None and not _seed_ok(seed):
-        raise InvalidArgument(f"seed: expected an integer in [0, 2^63), got {seed!r}")
-    if not isinstance(interior, bool):
-        raise InvalidArgument(f"interior: expected True or False, got {interior!r}")
 
 
 def ffn_conditions(seed: int, retries: int, m, interior: bool) -> dict:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import secrets
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -40,7 +41,7 @@ from ..protocols import Oracle
 from ..sequences import Sequence
 from .details import Details
 from .driver import Run, oracle_dimension
-from .ffn import PATH_SEED, at_most, check_options
+from .ffn_terms import PATH_SEED, at_most, check_options
 from .result import LearnResult
 
 __all__ = ["FloatForm", "float_ffn_plan", "form_error", "learn_ffn_float", "FLOAT_KINKS", "SPEC"]
@@ -192,7 +193,7 @@ def form_error(form: FloatForm, truth: FunctionForm, *, normalize: str = "first"
         within &= bool((dn <= form.normals_err[i]).all()) and dk <= form.kinks_err[i]
     dl = np.abs(tl - form.linear)
     within &= bool((dl <= form.linear_err).all())
-    return {"max": max(en, ek, float(dl.max())), "within": within, "normals": en, "kinks": ek,
+    return {"max": max(en, ek, float(dl.max())), "within": bool(within), "normals": en, "kinks": ek,
             "linear": float(dl.max())}
 
 
@@ -682,9 +683,9 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
     if not isinstance(checks, int) or isinstance(checks, bool) or checks < 0:
         raise InvalidArgument(f"checks: expected a non-negative integer, got {checks!r}")
     if seed is None:
-        seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        seed = secrets.randbits(63)
     if check_seed is None:
-        check_seed = int(np.random.SeedSequence().entropy % (1 << 63))
+        check_seed = secrets.randbits(63)
     run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
     with run:
         ask = _asker(run)

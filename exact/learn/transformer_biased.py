@@ -159,8 +159,9 @@ def _points(form: FunctionForm, rng, residual: bool) -> tuple[list, list, list]:
     for attempt in range(POINT_DRAWS):
         scale = R << (attempt % 4)
         pts = [[Fraction(int(x)) for x in rng.integers(-scale, scale + 1, size=d)] for _ in range(d + 1)]
-        regions = [_region(form, p) for p in pts]
-        if any(r is None for r in regions):
+        found = [_region(form, p) for p in pts]
+        regions = [r for r in found if r is not None]
+        if len(regions) < len(pts):
             continue
         grads = [_gradient(form, r) for r in regions]
         if not all(any(G) for G in grads):
@@ -285,7 +286,7 @@ def _attention(ask, form: FunctionForm, arith, d: int, rng, residual: bool) -> _
         if _outside(probes, pts, form, K):
             raise OracleInconsistent("with the learned K a residual probe leaves its region of the one-token "
                                      "function, so its answer was not the measurement it was read as")
-        meas = [Measurement(values[pr.k], pr.kappa, pr.t) for pr in probes]
+        meas = [Measurement(values[pr.k], _known(pr.kappa), pr.t) for pr in probes]
     try:
         ys = arith.combine([pr.plus for pr in probes], meas, [[(1, i)] for i in range(len(probes))], None)
     except (PrecisionInsufficient, OracleInconsistent) as e:
@@ -294,7 +295,7 @@ def _attention(ask, form: FunctionForm, arith, d: int, rng, residual: bool) -> _
                                  f"black box is not a one-layer Transformer of this class{hint}") from None
     if residual:
         for pr, y in zip(probes, ys):
-            if not answer_equals_logistic(pr.minus, _fq(values[pr.k]), _fq(-pr.kappa), _fq(-pr.t * y)):
+            if not answer_equals_logistic(pr.minus, _fq(values[pr.k]), _fq(-_known(pr.kappa)), _fq(-pr.t * y)):
                 raise OracleInconsistent("a residual probe pair's second answer is not g₁(p) − κσ(−ℓ): the black box "
                                          "is not a one-layer Transformer with a residual")
     # W p_k + c from the d directions at p_k, then (W, c) from the d + 1 points
@@ -304,11 +305,17 @@ def _attention(ask, form: FunctionForm, arith, d: int, rng, residual: bool) -> _
         U = QMatrix.from_rows([u for u, _ in rows])
         Z.append([Fraction(int(x.p), int(x.q)) for x in U.inv().matvec([_fq(Fraction(y)) for _, y in rows])])
     Bt = QMatrix.from_rows([p + [Fraction(1)] for p in pts])  # rows (p_k, 1): Bt·[W | c]ᵀ = Z
-    Wc = Bt.inv() @ QMatrix.from_rows(Z)  # (d + 1) × d: [Wᵀ; cᵀ]
-    rows = Wc.rows()
-    W = tuple(tuple(rows[j][i] for j in range(d)) for i in range(d))
-    c = tuple(rows[d][i] for i in range(d))
+    Wc = (Bt.inv() @ QMatrix.from_rows(Z)).rows()  # (d + 1) × d: [Wᵀ; cᵀ]
+    W = tuple(tuple(Wc[j][i] for j in range(d)) for i in range(d))
+    c = tuple(Wc[d][i] for i in range(d))
     return _Plan(W, c, K, n0, rescaled)
+
+
+def _known(kappa: Fraction | None) -> Fraction:
+    """A pair's ``κ``, rational once its pair was asked inside its region."""
+    if kappa is None:  # pragma: no cover - every pair is asked again until its difference is rational
+        raise OracleInconsistent("internal: a residual probe pair's κ was never read")
+    return kappa
 
 
 def _matvec(K, u) -> list:

@@ -36,13 +36,13 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          ProofCase("prove_logit_primitive", dims=dims)),
         ("Oddness of attention: h(−X) = −h(X)", "symbolic W, X", ProofCase("prove_attention_oddness", dims=dims)),
         ("Transformer odd part: T(X) − T(−X) = (Aᵀw)ᵀh(X)", "symbolic A, w, h", ProofCase("prove_transformer_odd_part")),
-        ("Transformer inversion: T(X) = g₁(x_N + K(h̄ − x_N)), K = (I + V)⁻¹V with the residual, I without",
-         "symbolic A, V, μ, a, W, c, tokens", ProofCase("prove_transformer_inversion", dims=dims[:2])),
         ("Token copy: f([u,…,u,q]) = A − Σ c_h/(1 + k r_h), symbolic k", "H heads",
          ProofCase("prove_token_copy", heads=heads)),
         ("Lemma A.1: clipped σ⁻¹ is 5-Lipschitz on [σ(−½), 1 − σ(−½)]", "arb and rational bounds",
          ProofCase("prove_lemma_a1")),
         ("Biases: torch's head with biases is (W, c, v, b) for every N, and b_k cancels",
          "symbolic weights, biases and tokens", ProofCase("prove_bias_normal_form", dims=dims)),
+        ("Transformer inversion: T(X) = g₁(x_N + K(h̄ − x_N)), K = (I + V)⁻¹V with the residual, I without",
+         "symbolic A, V, μ, a, W, c, tokens", ProofCase("prove_transformer_inversion", dims=dims[:2])),
     )
     return [Claim(name, (Instance(what, case),), _proof_check, counts=False) for name, what, case in table]

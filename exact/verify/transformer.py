@@ -10,7 +10,7 @@ from ..transformer import Transformer
 from .budget import pick
 from .cases import NetworkCase, TransformerCase
 from .core import Claim, Instance, Verdict, conditions
-from .formulas import FFN, FFN_BIASED, TRANSFORMER
+from .formulas import FFN, FFN_BIASED, TRANSFORMER, TRANSFORMER_BIASED
 
 __all__ = ["ffn_claims", "transformer_claims"]
 
@@ -90,6 +90,29 @@ def _transformer_check(case: TransformerCase) -> Verdict:
     return Verdict(exact, count, why, f"{q_ffn} + 2(d² + d) = {r.queries} oracle calls", {"d": d, "m": T.m})
 
 
+def _biased_transformer_check(case: TransformerCase) -> Verdict:
+    """A block with biases (and maybe a residual): its canonical form (W, c, g₁, K) exactly, the attention's
+    queries d(d + 1) (2d(d + 1) and two per pair asked again with the residual) beyond the FFN's bound."""
+    T = case.model
+    oracle = ExactOracle(T)
+    r = registry.get("transformer-biased").learn(oracle, m=T.m, seed=0, residual=T.residual)
+    d, det = T.d, r.details
+    exact, why = conditions(
+        (r.model.canonical() == T.canonical(), "the learned canonical form differs from the model's"),
+        (r.exact, "the result is not labelled exact"),
+        (r.certificate.check().holds, "its certificate does not hold"),
+        (any(a.startswith("no hidden units") for a in r.assumptions), "'no hidden units' is not stated"))
+    q_ffn = det["ffn_queries"]
+    bound = FFN_BIASED(d=d, m=T.m)
+    count = TRANSFORMER_BIASED.check(oracle.count - r.verification_queries, reported=r.queries, d=d, q_ffn=q_ffn,
+                                     residual=T.residual,
+                                     again=det["rescaled"] if T.residual else 0,
+                                     unmet="" if q_ffn <= bound else f"Q_FFN = {q_ffn} exceeds (m + 1)(d − 1) + 10m + 32 "
+                                                                     f"= {bound}")
+    return Verdict(exact, count, why, f"{q_ffn} + {det['attention_queries']} = {r.queries} oracle calls",
+                   {"d": d, "m": T.m, "residual": T.residual})
+
+
 def _not_identifiable_check(case: TransformerCase) -> Verdict:
     try:
         registry.get("transformer").learn(ExactOracle(case.model), seed=0)
@@ -138,7 +161,12 @@ def transformer_claims(*, budget: str = "standard") -> list[Claim]:
     trans = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}", TransformerCase(Transformer.random(d, m, seed=s)))
                   for d, m in tshapes for s in seeds)
     zero = (Instance("Aᵀw = 0", TransformerCase(Transformer([[1, 0], [0, 1]], [[1, 1], [-1, -1]], [1, 1]))),)
+    biased = tuple(Instance(f"(d, m) = ({d}, {m}) seed {s}{' with a residual' if res else ''}",
+                            TransformerCase(Transformer.random(d, m, seed=s, biases=True, residual=res)))
+                   for res in (False, True) for d, m in tshapes for s in seeds)
     return [
         Claim("Transformer: exact W and FFN, Q_FFN + 2(d²+d) calls", trans, _transformer_check),
         Claim("Transformer: Aᵀw = 0 raises NotIdentifiable", zero, _not_identifiable_check, counts=False),
+        Claim("Transformer with biases (beyond): exact (W, c, g₁, K), Q_FFN + d(d+1) (2d(d+1) with a residual)",
+              biased, _biased_transformer_check),
     ]
