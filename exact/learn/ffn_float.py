@@ -452,7 +452,7 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     # are read from it (a probe that left its region there costs accuracy, never correctness)
     G1 = []
     for x, wdt in zip(xs, widths):
-        G, _, _, _ = _probes(ask, x, np.full(d, wdt * scale * 2.0**-6))
+        G, _, _, _ = _probes(ask, x, np.full(d, min(wdt * scale, max(1.0, float(np.abs(x).max()))) * 2.0**-6))
         G1.append(G)
     planes1 = _planes(G1, scan.kinks, P, D)
     # pass 2: each region's point moved deeper into its region (same signs against every plane of
@@ -462,17 +462,21 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     On = np.array([o for _, o in planes1])
     Gs, Gerr, gx, gx_err = [], [], [], []
     for r in range(len(xs)):
-        x = _center(xs[r], Nn, On)
-        xs[r] = x
-        steps = _steps(x, Nn, On, max(1.0, float(np.abs(x).max())))
-        steps = np.where(np.abs(steps) < widths[r] * scale * 2.0**-20, widths[r] * scale * 2.0**-20, steps)
-        for _ in range(4):
-            G, E, y0, e0 = _probes(ask, x, steps)
-            if abs(G @ D - lines[r].s) <= 4 * (np.abs(D) @ E + lines[r].s_err) + 1e-300:
-                break
-            steps = steps / 16  # a probe left the region: closer in
+        floor = widths[r] * scale * 2.0**-20
+        for x in (_deeper(ask, xs[r], Nn, On, D, lines[r], floor), xs[r]):  # deeper in, else the line's own point
+            steps = _steps(x, Nn, On, max(1.0, float(np.abs(x).max())))
+            steps = np.where(np.abs(steps) < floor, floor, steps)
+            for _ in range(4):
+                G, E, y0, e0 = _probes(ask, x, steps)
+                if abs(G @ D - lines[r].s) <= 4 * (np.abs(D) @ E + lines[r].s_err) + 1e-300:
+                    break
+                steps = steps / 16  # a probe left the region: closer in
+            else:
+                continue
+            break
         else:
             raise PrecisionInsufficient("a region's coordinate probes keep disagreeing with its slope along the line")
+        xs[r] = x
         Gs.append(G)
         Gerr.append(E)
         gx.append(y0)
@@ -506,6 +510,22 @@ def _center(x: np.ndarray, N: np.ndarray, O: np.ndarray, rounds: int = 40) -> np
         else:
             beta /= 2
     return cur
+
+
+def _deeper(ask, x: np.ndarray, N: np.ndarray, O: np.ndarray, D: np.ndarray, line: _Line, h: float) -> np.ndarray:
+    """:func:`_center`'s point if two queries show the region's slope along the line there (a plane of the
+    first pass read badly could put it in another region), else ``x`` itself."""
+    c = _center(x, N, O)
+    if c is x:
+        return x
+    with np.errstate(divide="ignore"):
+        room = np.abs(N @ c + O) / np.abs(N @ D)  # along D, to each plane of the first pass
+    h = max(h, float(room.min()) / 2 if room.size else h)
+    ys, es = ask(np.vstack([c, c + h * D]))
+    slope = (ys[1] - ys[0]) / h
+    if abs(slope - line.s) <= 4 * ((es[0] + es[1]) / h + line.s_err):
+        return c
+    return x
 
 
 def _steps(x: np.ndarray, N: np.ndarray, O: np.ndarray, cap: float) -> np.ndarray:
@@ -565,17 +585,21 @@ def _form(Gs, Gerr, gx, gx_err, xs, scan: _Scan, P, D, base: int) -> FloatForm:
     Le = Gerr[base].copy()
     l0 = gx[base] - float(Gs[base] @ x0)
     l0e = gx_err[base] + float(np.abs(x0) @ Gerr[base])
-    for (n, o), k, ne, kk in zip(((row[:d], row[d]) for row in N), kap, Ne, ke):
-        s = np.sign(float(n @ x0 + o))
+    for idx, ((n, o), k, ne, kk) in enumerate(zip(((row[:d], row[d]) for row in N), kap, Ne, ke)):
+        # the base region lies after the kinks before it along the line and before the rest: its side of
+        # each plane is known from the order alone (n·x + o grows along D when n·D > 0)
+        along = np.sign(float(n @ D))
+        s = along if idx < base else -along
         L -= k * s * n
         Le += abs(k) * ne[:d] + kk * np.abs(n)
         l0 -= k * s * o
         l0e += abs(k) * ne[d] + kk * abs(o)
-    # a kink's sign at x0 could flip within its error: then the estimate does not hold
-    for n, ne in zip(N, Ne):
-        z = float(n[:d] @ x0 + n[d])
-        if abs(z) <= float(np.abs(x0) @ ne[:d] + ne[d]):
-            raise PrecisionInsufficient("the first region's point lies within its error of a hyperplane")
+    # the point itself must lie on that side of each plane, as the slope check of its region showed
+    for idx, n in enumerate(N):
+        along = np.sign(float(n[:d] @ D))
+        if np.sign(float(n[:d] @ x0 + n[d])) != (along if idx < base else -along):
+            raise PrecisionInsufficient("the base region's point is not on the side of a plane its place on the line "
+                                        "says: a kink was read badly")
     order = np.lexsort(N.T[::-1]) if N.size else np.arange(0)
     return FloatForm(N[order], kap[order], np.append(L, l0), Ne[order], ke[order], np.append(Le, l0e))
 
