@@ -22,12 +22,12 @@ FORMS = ("first", "max", "kink")
 
 def _held(r, truth_form, *, bound: float) -> None:
     """Every parameter within the learner's estimate in every canonical form, and below ``bound``
-    (first entry 1, the form whose errors are largest) and tighter in the others."""
+    (first entry 1, the form whose errors are largest), and the kink-scaled form below 1e-10."""
     assert not r.exact and r.mode == "float" and np.isfinite(r.error_estimate)
     errs = {n: form_error(r.details.form, truth_form, normalize=n) for n in FORMS}
     for n, e in errs.items():
         assert e["within"], f"{n}: error {e['max']:.3g} outside the estimate"
-    assert errs["first"]["max"] < bound and errs["kink"]["max"] < 1e-12
+    assert errs["first"]["max"] < bound and errs["kink"]["max"] < 1e-10
 
 
 @pytest.mark.parametrize("d, m, seed", [(6, 4, s) for s in range(4)] + [(16, 16, s) for s in range(3)] +
