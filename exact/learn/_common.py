@@ -56,6 +56,17 @@ def ask_rescaled(run, seqs: list, meas: list, rebuild: Callable[[int], tuple]) -
     return answers, again
 
 
+def rerun_verdict(registry, found_same: bool, asked: list, transcript, standing, what: str, hides: str):
+    """The verdict of a certificate check that re-ran its learner on the certified ``what``: the same
+    model found (``found_same``), from the same queries (``asked``, against the transcript's)."""
+    if not found_same:
+        return registry.Rederived(f"the learner, re-run on the certified {what}, finds another {hides}", standing)
+    if asked != [q.X for q in transcript]:
+        return registry.Rederived(f"the transcript is not the queries the learner makes on this {what} with this "
+                                  "seed, so it need not identify it", standing)
+    return registry.Rederived(None, standing)
+
+
 def read_v(run):
     """``v_i = f([e_i])`` from ``d`` one-token queries; returns ``(v, v_err)``.
 

@@ -60,6 +60,7 @@ from .ffn import (
 )
 from .ffn_orient import Orientation, orient
 from .ffn_path import Breakpoint, Line, SegmentScan, scan_segment
+from ._common import rerun_verdict
 from .result import LearnResult
 
 __all__ = ["learn_ffn_biased", "affine_query_count", "SPEC"]
@@ -353,13 +354,8 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     except (ExactAttentionError, ArithmeticError) as e:
         return registry.Rederived(f"re-running the learner on the certified network fails: {type(e).__name__}: {e}"[:300],
                                   standing)
-    if form != model.function_form():
-        return registry.Rederived("the learner, re-run on the certified network, finds another function: part of it "
-                                  "hides from the line", standing)
-    if [q.X for q in box.transcript] != [q.X for q in transcript]:
-        return registry.Rederived("the transcript is not the queries the learner makes on this network with this seed, "
-                                  "so it need not identify the network", standing)
-    return registry.Rederived(None, standing)
+    return rerun_verdict(registry, form == model.function_form(), [q.X for q in box.transcript], transcript, standing,
+                         "network", "function: part of it hides from the line")
 
 
 SPEC = (

@@ -53,6 +53,7 @@ from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .ffn import FFN_CONDITIONS, FFNDetails, check_options
 from .ffn_affine import _extract, _standing
+from ._common import rerun_verdict
 from .result import LearnResult
 
 __all__ = ["learn_transformer_biased", "attention_query_count", "SPEC"]
@@ -510,12 +511,8 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
     except (ExactAttentionError, ArithmeticError) as e:
         return registry.Rederived(f"re-running the learner on the certified block fails: {type(e).__name__}: {e}"[:300],
                                   standing)
-    if found.canonical() != model.canonical():
-        return registry.Rederived("the learner, re-run on the certified block, finds another block", standing)
-    if [q.X for q in box.transcript] != [q.X for q in transcript]:
-        return registry.Rederived("the transcript is not the queries the learner makes on this block with this seed, "
-                                  "so it need not identify it", standing)
-    return registry.Rederived(None, standing)
+    return rerun_verdict(registry, found.canonical() == model.canonical(), [q.X for q in box.transcript], transcript,
+                         standing, "block", "block")
 
 
 SPEC = (
