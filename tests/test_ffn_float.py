@@ -50,6 +50,29 @@ def test_a_bias_free_network_is_the_special_case():
     assert (np.abs(f.normals[:, -1]) <= f.normals_err[:, -1]).all() and abs(f.linear[-1]) <= f.linear_err[-1]
 
 
+@pytest.mark.parametrize("eps", [Fraction(-1, 2**50), Fraction(1, 2**50), Fraction(-1, 2**46), Fraction(0)])
+def test_a_tiny_first_normal_entry_keeps_every_form_within_its_estimate(eps):
+    """A unit whose first weight is 2^-50 of the rest: its first-entry form is not determined by float
+    answers (infinite estimate there), the others hold with finite ones."""
+    net = ReLUFFN([[1, Fraction(1, 2)], [eps, 1]], [1, 1], a=[Fraction(1, 10), Fraction(1, 5)], b=0)
+    r = learn_ffn(FloatOracle(net), mode="float", m=2, seed=0, check_seed=0)
+    for n in FORMS:
+        assert form_error(r.details.form, net.function_form(), normalize=n)["within"], n
+    assert np.isfinite(r.error_estimate) and form_error(r.details.form, net.function_form(), normalize="kink")["max"] < 1e-14
+
+
+def test_two_parallel_kinks_closer_than_the_check_separates_are_stated():
+    """Offsets 2^-40 apart: the kink check sees one kink; the result (if any) rests on the stated
+    assumption, which names this case."""
+    net = ReLUFFN([[1, Fraction(1, 3)], [1, Fraction(1, 3)], [Fraction(-1, 2), 1]], [1, 1, Fraction(1, 2)],
+                  a=[Fraction(1, 7), Fraction(1, 7) + Fraction(1, 2**40), Fraction(1, 5)], b=0)
+    try:
+        r = learn_ffn(FloatOracle(net), mode="float", m=3, seed=0, check_seed=0)
+    except (PrecisionInsufficient, OracleInconsistent):
+        return
+    assert HIDDEN_FLOAT in r.assumptions and "no two kinks closer along it than the check" in HIDDEN_FLOAT
+
+
 def test_the_line_points_are_exact_in_float64():
     """P + u·D is asked exactly: P and D have 12-bit entries, u lies on the grid."""
     rng = np.random.default_rng(0)

@@ -168,3 +168,15 @@ def test_the_command_line_learns_and_certifies(tmp_path):
     assert "exact       yes" in learned.stdout and "K = (I + V)⁻¹V =" in learned.stdout
     checked = subprocess.run(run + ["certify", str(cert)], capture_output=True, text=True)
     assert checked.returncode == 0 and "certificate holds" in checked.stdout
+
+
+def test_a_pair_of_logit_zero_across_a_kink_is_asked_again_closer_in():
+    """σ(0) = 1/2 makes T₊ − T₋ rational even when a pair crosses a kink of g₁; K then disagrees at the
+    extra point, and every pair is asked again closer in (a genuine residual block, not refused)."""
+    T = Transformer.from_json({"kind": "transformer", "W": [["-1", "-2"], ["2", "-1"]],
+                               "A": [["3/2", "-1/2"], ["-1/2", "-4/3"], ["-2", "5/7"], ["0", "11/7"], ["-2", "-1"]],
+                               "w": ["11/7", "2", "-1", "1/6", "2"], "c": ["-1", "-2"],
+                               "V": [["0", "-3/8"], ["-1", "-7/8"]], "mu": ["2/5", "1/3"],
+                               "a": ["2", "2", "-1", "2", "2/7"], "b": "-3/4", "residual": True})
+    r = _check(T, 5, 144, residual=True)
+    assert r.details.rescaled == 6  # all six pairs, once

@@ -59,7 +59,8 @@ MAX_DEPTH = 14
 @dataclass(frozen=True)
 class FloatForm:
     """A learned affine function form in float64: ``(L, ℓ₀)ᵀ(x, 1) + Σ κ_k|n_kᵀx + o_k|`` with
-    each ``n_k``'s first entry 1, and the estimated error of every entry."""
+    each ``n_k``'s largest entry 1 (the "max" form: the best-resolved entry), and the estimated error
+    of every entry."""
 
     normals: np.ndarray  # (K, d + 1): n_k and o_k
     kinks: np.ndarray  # (K,)
@@ -130,6 +131,31 @@ def max_normalized(form: FloatForm) -> FloatForm:
                                kinks_err=form.kinks_err * np.abs(f) + np.abs(form.kinks) * fe)
 
 
+def first_normalized(form: FloatForm) -> FloatForm:
+    """The same function with each normal's first nonzero entry 1 (the exact function form's rule),
+    errors propagated.  The first entry its error keeps away from 0 is taken as that one; a row in
+    which an earlier entry lies within its error of 0 (it may be the truth's first nonzero entry,
+    however small) gets infinite errors: that form is then not determined by the answers."""
+    if not form.kinks.size:
+        return form
+    d = form.d
+    resolved = np.abs(form.normals[:, :d]) > form.normals_err[:, :d]  # entries the errors keep away from 0
+    known = resolved.any(axis=1)
+    first = np.argmax(resolved, axis=1)  # the first of them: the exact form's first nonzero entry
+    rows = np.arange(len(first))
+    f, fe = form.normals[rows, first], form.normals_err[rows, first]
+    safe = np.where(known, f, 1.0)
+    N = form.normals / safe[:, None]
+    Ne = (form.normals_err + np.abs(N) * fe[:, None]) / np.abs(safe)[:, None]
+    Ne[rows, first] = 0.0
+    # an entry before it lies within its error of 0: the truth's first nonzero entry may be that one
+    undetermined = ~known | (first > 0)
+    Ne[undetermined] = np.inf
+    K = form.kinks * np.abs(safe)
+    Ke = np.where(undetermined, np.inf, form.kinks_err * np.abs(safe) + np.abs(form.kinks) * fe)
+    return dataclasses.replace(form, normals=N, normals_err=Ne, kinks=K, kinks_err=Ke)
+
+
 def kink_scaled(form: FloatForm) -> FloatForm:
     """The same function with each term ``κ|n·x + o|`` written as ``sign(κ)·|(|κ|n)·x + |κ|o|``: the
     hyperplanes carry their kink's size, and ``κ`` becomes ``±1``.  For a network this is each unit
@@ -137,7 +163,11 @@ def kink_scaled(form: FloatForm) -> FloatForm:
     if not form.kinks.size:
         return form
     k = np.abs(form.kinks)
+    d = form.d
+    idx = _largest(form.normals[:, :d])
+    k = k * np.sign(form.normals[np.arange(len(idx)), idx])  # the sign of the form's convention: largest entry > 0
     N = form.normals * k[:, None]
+    k = np.abs(k)
     Ne = form.normals_err * k[:, None] + np.abs(form.normals) * form.kinks_err[:, None]
     return dataclasses.replace(form, normals=N, normals_err=Ne, kinks=np.sign(form.kinks),
                                kinks_err=np.zeros_like(form.kinks))
@@ -154,9 +184,13 @@ def _truth_arrays(truth: FunctionForm, d: int, normalize: str) -> tuple:
         f = tn[np.arange(len(idx)), idx]
         tn, tk = tn / f[:, None], tk * np.abs(f)
     if normalize == "kink" and tn.size:
-        # exactly: |κ|·n from the exact form, then rounded once
-        tn = np.array([[float(abs(k) * x) for x in n] for n, k in zip(truth.normals, truth.kinks)]).reshape(
-            -1, len(truth.normals[0]))
+        # exactly: ±|κ|·n from the exact form (its largest normal entry made positive), then rounded once
+        rows = []
+        for n, k in zip(truth.normals, truth.kinks):
+            big = max(range(d), key=lambda i: (abs(n[i]), -i))
+            s = abs(k) * (1 if n[big] > 0 else -1)
+            rows.append([float(s * x) for x in n])
+        tn = np.array(rows).reshape(-1, len(truth.normals[0]))
         if not truth.affine:
             tn = np.hstack([tn, np.zeros((tn.shape[0], 1))])
         tk = np.sign(tk)
@@ -175,17 +209,23 @@ def form_error(form: FloatForm, truth: FunctionForm, *, normalize: str = "first"
     d = form.d
     if normalize not in ("first", "max", "kink"):
         raise InvalidArgument(f"normalize: expected 'first', 'max' or 'kink', got {normalize!r}")
-    form = {"first": form, "max": max_normalized(form) if normalize == "max" else form,
+    original = form
+    form = {"first": first_normalized(form) if normalize == "first" else form,
+            "max": max_normalized(form) if normalize == "max" else form,
             "kink": kink_scaled(form) if normalize == "kink" else form}[normalize]
     tn, tk = _truth_arrays(truth, d, normalize)
     tl = np.array([float(x) for x in truth.linear] + ([] if truth.affine else [0.0]))
     if tn.shape[0] != form.normals.shape[0]:
         return {"max": math.inf, "within": False, "normals": math.inf, "kinks": math.inf, "linear": math.inf}
+    # rows are matched in the max form, where no entry is amplified, and compared in the form asked for
+    mn, _ = _truth_arrays(truth, d, "max")
+    learned_max = max_normalized(original).normals
     used: set = set()
     en = ek = 0.0
     within = True
     for i, n in enumerate(form.normals):
-        j = min((j for j in range(tn.shape[0]) if j not in used), key=lambda j: float(np.abs(tn[j] - n).max()))
+        j = min((j for j in range(mn.shape[0]) if j not in used),
+                key=lambda j: float(np.abs(mn[j] - learned_max[i]).max()))
         used.add(j)
         dn = np.abs(tn[j] - n)
         dk = abs(tk[j] - form.kinks[i])
@@ -561,7 +601,7 @@ def _form(Gs, Gerr, gx, gx_err, xs, scan: _Scan, P, D, base: int) -> FloatForm:
     for k, (t, terr) in enumerate(zip(scan.kinks, scan.errs)):
         J = Gs[k + 1] - Gs[k]
         JE = Gerr[k + 1] + Gerr[k]
-        j = 0 if abs(J[0]) > 8 * JE[0] else int(np.argmax(np.abs(J) > 8 * JE))
+        j = int(_largest(J[None, :])[0])  # the largest entry (the best resolved) is 1: the "max" form
         if abs(J[j]) <= 8 * JE[j]:
             raise PrecisionInsufficient(f"kink #{k} along the line: its gradient jump is below the float answers' "
                                         "resolution")
@@ -662,7 +702,8 @@ def _asker(run: Run):
 
 
 HIDDEN_FLOAT = ("no hidden units: every hyperplane crosses the search line inside its window and shows its kink "
-                "there (no tent between the samples, no units whose kinks cancel on it)")
+                "there (no tent between the samples, no units whose kinks cancel on it, no two kinks closer along "
+                "it than the check at each kink separates, about the answers' error over the slope change)")
 
 
 def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = 8, check_seed=None,
