@@ -93,7 +93,7 @@ def native_ffn(module) -> ReLUFFN:
     >>> seq = torch.nn.Sequential(torch.nn.Linear(3, 2), torch.nn.ReLU(), torch.nn.Linear(2, 1)).double()
     >>> net = native_ffn(seq)
     >>> x = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64)
-    >>> abs(float(net.value([0.5, -1, 2])) - float(seq(x))) < 1e-15
+    >>> abs(float(net.value([0.5, -1, 2])) - float(seq(x).detach())) < 1e-15
     True
     """
     A, a, w, b = _arrays(module)
