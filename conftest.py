@@ -52,6 +52,7 @@ DOCTEST_EXTRAS = {
     "exact.native.causal_prefix_answers": "torch",
     "exact.native.learn_module": "torch",
     "exact.native_ffn.native_ffn": "torch",
+    "exact.native_block.torch_block": "torch",
     "exact.learn.low_rank_cs.learn_low_rank_cs": "cvxpy",
 }
 

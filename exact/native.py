@@ -157,6 +157,12 @@ def native_model(mha, readout=None):
     InvalidArgument
         For every module the oracle refuses.
     """
+    from .native_block import is_block, native_block
+
+    if is_block(mha):
+        if readout is not None:
+            raise InvalidArgument("readout: a one-layer block has one output; pass no readout")
+        return native_block(mha)
     if _is_sequential(mha):
         from .native_ffn import native_ffn
 
@@ -237,6 +243,13 @@ class TorchOracle(BaseOracle):
             from .native_ffn import ENCODER_LAYER
 
             raise InvalidArgument(ENCODER_LAYER)
+        from .native_block import TorchBlockOracle, is_block
+
+        if is_block(mha):
+            if readout is not None or set(options) - {"budget"}:
+                raise InvalidArgument("TorchOracle(block): a one-layer block takes no readout and no bound= (its "
+                                      "answers carry their measured error)")
+            return TorchBlockOracle(mha, **options)
         if _is_sequential(mha):
             from .native_ffn import TorchFFNOracle
 

@@ -32,7 +32,8 @@ ENCODER_LAYER = (
     "nn.TransformerEncoderLayer is not supported: its LayerNorm divides by the tokens' standard deviation, so the "
     "block is neither piecewise linear nor homogeneous, and no learner here covers it. Supported: "
     "nn.MultiheadAttention with a readout vector (TorchOracle(mha, readout)), nn.Sequential(nn.Linear(d, m), "
-    "nn.ReLU(), nn.Linear(m, 1)) (TorchOracle(seq))")
+    "nn.ReLU(), nn.Linear(m, 1)) (TorchOracle(seq)), and a one-layer block of the two, with or without a "
+    "residual (exact.native_block.torch_block(mha, seq, residual=...))")
 
 
 def _torch():

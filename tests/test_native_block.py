@@ -1,0 +1,96 @@
+"""A one-layer block built from torch modules (nn.MultiheadAttention, then Linear, ReLU, Linear, with or
+without a residual) as a black box: its answers against the exact model of its weights, that model read
+independently of the adapter, and the exact learner recovering its canonical form."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from exact import ExactOracle  # noqa: E402
+from exact.errors import InvalidArgument  # noqa: E402
+from exact.learn import learn_transformer_biased  # noqa: E402
+from exact.native import TorchOracle, native_model  # noqa: E402
+from exact.native_block import torch_block  # noqa: E402
+from exact.numbers import ball_interval  # noqa: E402
+from exact.transformer import Transformer  # noqa: E402
+
+
+def _block(d, m, seed, *, residual, batch_first=True, bias=True):
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, 1, batch_first=batch_first, bias=bias, dtype=torch.float64).eval()
+    ffn = torch.nn.Sequential(torch.nn.Linear(d, m), torch.nn.ReLU(), torch.nn.Linear(m, 1)).double().eval()
+    return torch_block(mha, ffn, residual=residual)
+
+
+def _by_hand(block) -> Transformer:
+    """The block's model written out from the state dicts (not through the adapter's code)."""
+    sd = {k: v.detach().numpy() for k, v in block.mha.state_dict().items()}
+    d = block.mha.embed_dim
+    F = lambda a: [[Fraction(float(x)) for x in r] for r in a]  # noqa: E731
+    P = sd["in_proj_weight"]
+    pb = sd.get("in_proj_bias", np.zeros(3 * d))
+    ob = sd.get("out_proj.bias", np.zeros(d))
+    Wq, Wk, Wv, Wo = F(P[:d]), F(P[d:2 * d]), F(P[2 * d:]), F(sd["out_proj.weight"])
+    bq, bv = [Fraction(float(x)) for x in pb[:d]], [Fraction(float(x)) for x in pb[2 * d:]]
+    s = Fraction(1 / math.sqrt(d))
+    W = [[s * sum(Wk[t][i] * Wq[t][j] for t in range(d)) for j in range(d)] for i in range(d)]
+    c = [s * sum(Wk[t][i] * bq[t] for t in range(d)) for i in range(d)]
+    V = [[sum(Wo[i][t] * Wv[t][j] for t in range(d)) for j in range(d)] for i in range(d)]
+    mu = [sum(Wo[i][t] * bv[t] for t in range(d)) + Fraction(float(ob[i])) for i in range(d)]
+    f = {k: v.detach().numpy() for k, v in block.ffn.state_dict().items()}
+    return Transformer(W, F(f["0.weight"]), [Fraction(float(x)) for x in f["2.weight"][0]], c=c, V=V, mu=mu,
+                       a=[Fraction(float(x)) for x in f["0.bias"]], b=Fraction(float(f["2.bias"][0])),
+                       residual=block.residual)
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_the_block_is_a_black_box_within_its_declared_error(residual, batch_first):
+    block = _block(4, 5, 3, residual=residual, batch_first=batch_first)
+    truth = _by_hand(block)
+    assert native_model(block) == truth
+    o = TorchOracle(block)
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 3, 5):
+        X = rng.standard_normal((n, 4))
+        y = o.query(X.tolist())
+        lo, hi = ball_interval(truth.exact(X.tolist()).ball(200))  # the exact value lies in [lo, hi]
+        assert lo - Fraction(y.error) <= Fraction(float(y)) <= hi + Fraction(y.error)
+        assert y.error < 1e-13
+    assert o.count == 4
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_the_exact_learner_recovers_the_blocks_canonical_form(residual):
+    block = _block(3, 3, 1, residual=residual)
+    truth = native_model(block)
+    r = learn_transformer_biased(ExactOracle(truth), m=3, seed=0, residual=residual)
+    assert r.exact and r.model.canonical() == truth.canonical()
+
+
+def test_a_block_without_biases():
+    block = _block(3, 2, 2, residual=False, bias=False)
+    assert native_model(block) == _by_hand(block)
+
+
+def test_what_the_block_does_not_cover_is_refused():
+    nn = torch.nn
+    ffn = nn.Sequential(nn.Linear(4, 2), nn.ReLU(), nn.Linear(2, 1)).double()
+    with pytest.raises(InvalidArgument, match="one head, got num_heads = 2"):
+        torch_block(nn.MultiheadAttention(4, 2, dtype=torch.float64), ffn)
+    with pytest.raises(InvalidArgument, match="Linear\\(3, m\\)"):
+        torch_block(nn.MultiheadAttention(3, 1, dtype=torch.float64), ffn)
+    with pytest.raises(InvalidArgument, match="dtype"):
+        torch_block(nn.MultiheadAttention(4, 1), ffn)
+    with pytest.raises(InvalidArgument, match="residual: expected True or False"):
+        torch_block(nn.MultiheadAttention(4, 1, dtype=torch.float64), ffn, residual=1)
+    with pytest.raises(InvalidArgument, match="no readout"):
+        TorchOracle(_block(4, 2, 0, residual=False), np.ones(4))
+    with pytest.raises(InvalidArgument, match="LayerNorm.*torch_block"):
+        TorchOracle(nn.TransformerEncoderLayer(4, 2))
