@@ -12,19 +12,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .errors import OracleInconsistent
-from .oracles import BaseOracle, ExactAnswer, answer_difference
+from .oracles import BaseOracle, ExactAnswer, FloatAnswer, answer_difference
 from .sequences import Sequence
 
 __all__ = ["OddOracle"]
 
 
 class OddOracle(BaseOracle):
-    """``X ↦ f(X) − f(−X)`` for an exact oracle ``f``.
+    """``X ↦ f(X) − f(−X)`` for an oracle ``f``: exact over an exact oracle, else a float whose declared
+    error is both answers' plus the subtraction's rounding.
 
     Parameters
     ----------
     inner : Oracle
-        An exact oracle (its answers are :class:`~exact.oracles.ExactAnswer`).
+        An exact oracle (its answers are :class:`~exact.oracles.ExactAnswer`), or an approximate one
+        whose answers declare their errors (:meth:`~exact.protocols.Oracle.error_bound`).
     ask : callable, optional
         How to ask the inner oracle a batch (default ``inner.query_batch``); a learner
         passes its run's ``ask`` so that the inner calls land in its transcript.
@@ -45,8 +47,10 @@ class OddOracle(BaseOracle):
 
     def __init__(self, inner, *, ask: Callable | None = None, budget: int | None = None):
         super().__init__(inner.d, budget=budget)
-        if not inner.exact:
-            raise OracleInconsistent("the odd part of an oracle is taken exactly: the inner oracle must be exact")
+        # over an approximate oracle the difference is a float, declared within both answers' errors
+        # and the rounding of the subtraction
+        self.exact = bool(inner.exact)
+        self._inner = inner
         self._ask = ask if ask is not None else inner.query_batch
 
     def _answer_batch(self, seqs: list[Sequence]):
@@ -54,6 +58,15 @@ class OddOracle(BaseOracle):
         for s in seqs:
             pairs += [s, -s]
         answers = self._ask(pairs)
-        if len(answers) != len(pairs) or any(type(a) is not ExactAnswer for a in answers):
+        if len(answers) != len(pairs):
+            raise OracleInconsistent("the inner oracle did not answer every query of the pair")
+        if not self.exact:
+            out = []
+            for a, b in zip(answers[::2], answers[1::2]):
+                y = float(a) - float(b)
+                err = float(self._inner.error_bound(a)) + float(self._inner.error_bound(b)) + abs(y) * 2.0**-53
+                out.append(FloatAnswer(y, err))
+            return out
+        if any(type(a) is not ExactAnswer for a in answers):
             raise OracleInconsistent("the inner oracle did not answer every query of the pair exactly")
         return [answer_difference(a, b) for a, b in zip(answers[::2], answers[1::2])]

@@ -44,9 +44,11 @@ def _by_hand(block) -> Transformer:
     V = [[sum(Wo[i][t] * Wv[t][j] for t in range(d)) for j in range(d)] for i in range(d)]
     mu = [sum(Wo[i][t] * bv[t] for t in range(d)) + Fraction(float(ob[i])) for i in range(d)]
     f = {k: v.detach().numpy() for k, v in block.ffn.state_dict().items()}
+    m = f["0.weight"].shape[0]
+    a = [Fraction(float(x)) for x in f.get("0.bias", np.zeros(m))]
+    b = Fraction(float(f["2.bias"][0])) if "2.bias" in f else Fraction(0)
     return Transformer(W, F(f["0.weight"]), [Fraction(float(x)) for x in f["2.weight"][0]], c=c, V=V, mu=mu,
-                       a=[Fraction(float(x)) for x in f["0.bias"]], b=Fraction(float(f["2.bias"][0])),
-                       residual=block.residual)
+                       a=a, b=b, residual=block.residual)
 
 
 @pytest.mark.parametrize("residual", [False, True])
@@ -94,3 +96,36 @@ def test_what_the_block_does_not_cover_is_refused():
         TorchOracle(_block(4, 2, 0, residual=False), np.ones(4))
     with pytest.raises(InvalidArgument, match="LayerNorm.*torch_block"):
         TorchOracle(nn.TransformerEncoderLayer(4, 2))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_bias_free_block_is_learned_from_its_float_answers_within_the_estimate(seed):
+    """The one-layer block from float answers: the FFN by the float learner, then Theorem 4.1's float mode
+    on the odd part over the float oracle; W and the FFN against the block's weights, within the estimates."""
+    from exact.learn import learn_transformer
+    from exact.learn.ffn_float import form_error
+
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True, bias=False, dtype=torch.float64).eval()
+    ffn = torch.nn.Sequential(torch.nn.Linear(4, 6, bias=False), torch.nn.ReLU(),
+                              torch.nn.Linear(6, 1, bias=False)).double()
+    block = torch_block(mha, ffn)
+    truth = _by_hand(block)
+    o = TorchOracle(block)
+    r = learn_transformer(o, m=6, seed=seed)
+    assert r.mode == "float" and not r.exact
+    W_err = max(abs(Fraction(a) - b) for ra, rb in zip(r.model.W, truth.W) for a, b in zip(ra, rb))
+    assert W_err <= Fraction(r.details.W_estimate) and r.details.W_estimate < 1e-12
+    for n in ("max", "kink"):
+        assert form_error(r.details.form, truth.ffn.function_form(), normalize=n)["within"]
+    assert r.queries == r.details.ffn_queries + 2 * r.details.odd_queries == o.count
+    assert "among one-layer Transformers with a bias-free ReLU FFN" in r.assumptions
+
+
+@pytest.mark.parametrize("residual", [False, True])
+def test_a_block_with_biases_from_float_answers_is_refused_with_the_pointer(residual):
+    from exact.errors import OracleInconsistent
+    from exact.learn import learn_transformer
+
+    with pytest.raises(OracleInconsistent, match="learn_transformer_biased"):
+        learn_transformer(TorchOracle(_block(4, 6, 0, residual=residual)), m=6, seed=0)

@@ -90,7 +90,11 @@ def test_transformers_round_trip_and_bad_shapes_are_refused():
     with pytest.raises(ShapeError, match="A: expected 3 columns"):
         Transformer(T.W, [[1, 2]], [1])
     with pytest.raises(Exception, match="approximate"):
-        learn_transformer(FloatOracle(SingleHead(T.W, [1, 1, 1])))
+        learn_transformer(FloatOracle(SingleHead(T.W, [1, 1, 1])), mode="certified")
+    # float answers go to the float path; a single head is the block whose FFN is linear (an antipodal pair)
+    r = learn_transformer(FloatOracle(SingleHead(T.W, [1, 1, 1])), seed=0)
+    assert r.mode == "float" and max(abs(float(a) - float(b)) for ra, rb in zip(r.model.W, T.W)
+                                     for a, b in zip(ra, rb)) <= r.details.W_estimate
 
 
 def test_a_tampered_certificate_is_refused():

@@ -753,25 +753,34 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
         check_seed = secrets.randbits(63)
     run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
     with run:
-        ask = _asker(run)
-        last: Exception | None = None
-        for attempt in range(retries + 1):
-            try:
-                form, facts = float_ffn_plan(ask, d, m=m, seed=seed, max_units=max_units, attempt=attempt)
-                if m is not None and facts["kinks"] > m:
-                    raise OracleInconsistent(f"the line shows {facts['kinks']} kinks, more than m = {m}")
-                worst = check_off_line(ask, form, d, np.random.default_rng([check_seed, attempt]), checks)
-                break
-            except (PrecisionInsufficient, OracleInconsistent) as e:
-                last = e
-        else:
-            assert last is not None
-            raise type(last)(f"{last} (on each of {retries + 1} lines)") from None
-        details = FloatFFNDetails(form=form, off_line_checks=checks, worst_check=worst, lines=attempt + 1, **facts)
-        standing = (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
+        form, details = float_extract(_asker(run), d, m=m, seed=seed, check_seed=check_seed, checks=checks,
+                                      retries=retries, max_units=max_units)
+        standing = float_standing(m)
         conditions = {"seed": seed, **({"m": m} if m is not None else {})}
         return run.finish(form.network(), conditions=conditions, details=details, error_estimate=form.error_estimate,
                           standing=standing)
+
+
+def float_extract(ask, d: int, *, m, seed: int, check_seed: int, checks: int, retries: int, max_units: int):
+    """The float plan on up to ``retries + 1`` lines, each checked off the line: ``(form, details)``."""
+    last: Exception | None = None
+    for attempt in range(retries + 1):
+        try:
+            form, facts = float_ffn_plan(ask, d, m=m, seed=seed, max_units=max_units, attempt=attempt)
+            if m is not None and facts["kinks"] > m:
+                raise OracleInconsistent(f"the line shows {facts['kinks']} kinks, more than m = {m}")
+            worst = check_off_line(ask, form, d, np.random.default_rng([check_seed, attempt]), checks)
+            return form, FloatFFNDetails(form=form, off_line_checks=checks, worst_check=worst, lines=attempt + 1,
+                                         **facts)
+        except (PrecisionInsufficient, OracleInconsistent) as e:
+            last = e
+    assert last is not None
+    raise type(last)(f"{last} (on each of {retries + 1} lines)") from None
+
+
+def float_standing(m) -> tuple:
+    """What a float FFN result rests on."""
+    return (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
 
 
 def _count_text(result) -> str:

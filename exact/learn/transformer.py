@@ -28,6 +28,7 @@ from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from ..numbers import format_rational
+from .details import Details
 from .ffn import FFN_CONDITIONS, FFNDetails, _extract, check_options, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
@@ -36,7 +37,7 @@ __all__ = ["learn_transformer", "SPEC"]
 
 
 def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_CHECKS, check_seed=None,
-                      retries: int = 3, max_units: int = 4096) -> LearnResult:
+                      retries: int = 3, max_units: int = 4096, mode: str | None = None) -> LearnResult:
     """Learn ``W`` exactly and the FFN ``(A, w)`` in canonical form from an exact oracle.
 
     Parameters
@@ -51,6 +52,11 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
         Random verification sequences (lengths 3 and 4) decided exactly, and their seed.
     retries, max_units :
         As for :func:`~exact.learn.ffn.learn_ffn`.
+    mode : {None, "certified", "float"}
+        ``"float"`` (the default for an approximate oracle) reads float answers: the FFN by
+        :func:`~exact.learn.ffn_float.learn_ffn_float`'s plan, then Theorem 4.1's float mode on the odd
+        part over the float oracle (each odd answer declared within both calls' errors), with an
+        estimate (:func:`_learn_float`).
 
     Examples
     --------
@@ -64,10 +70,16 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
     """
     d = oracle_dimension(oracle)
     check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=False)
+    if mode not in (None, "certified", "float"):
+        raise InvalidArgument(f"mode: expected 'certified' or 'float', got {mode!r}")
     if seed is None:
         seed = secrets.randbits(63)
+    if mode == "float" or (mode is None and not oracle.exact):
+        return _learn_float(oracle, d, m=m, seed=seed, check_seed=check_seed, retries=min(retries, 2),
+                            max_units=max_units)
     if not oracle.exact:
-        raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
+        raise InvalidArgument("oracle: the exact Transformer learner reads exact answers; this oracle is approximate "
+                              "(learn it with mode='float')")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
     with run:
         try:
@@ -97,6 +109,64 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
         conditions = ffn_conditions(seed, retries, m, False)
         return run.finish(model, conditions=conditions, details=details,
                           standing=standing_assumptions(m, ex.sighting.seen))
+
+
+def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_units: int) -> LearnResult:
+    """Float answers: the FFN with estimates, then the odd part's single head in float mode; ``v_eff``
+    must agree with ``2L`` within both estimates."""
+    from ..learn.ffn_float import _asker, float_extract, float_standing
+
+    if check_seed is None:
+        check_seed = secrets.randbits(63)
+    run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
+    with run:
+        form, ffn_details = float_extract(_asker(run), d, m=m, seed=seed, check_seed=check_seed, checks=8,
+                                          retries=retries, max_units=max_units)
+        ffn_queries = oracle.count - run.start
+        L, L_err = form.linear[:d], form.linear_err[:d]
+        if not (abs(L) > L_err).any():
+            raise NotIdentifiable("Aᵀw = 2L is zero within its estimate: the odd part T(X) − T(−X) = (Aᵀw)ᵀh(X) "
+                                  "shows nothing of W at this precision")
+        hint = ("; a block with biases or a residual has no single-head odd part: from exact answers it is learned by "
+                "learn_transformer_biased (from float answers that is not built)")
+        try:
+            head = learn_single_head(OddOracle(oracle, ask=run.ask), mode="float", checks=0)
+        except OracleInconsistent as e:
+            raise OracleInconsistent(f"the odd part is not a single head: {e}"[:400] + hint) from None
+        v = [float(x) for x in head.model.v]
+        est = float(head.error_estimate or 0.0)
+        gap = max(abs(x - 2 * y) for x, y in zip(v, L))
+        allowed = 4 * (est + 2 * float(L_err.max()))
+        if gap > allowed:
+            raise OracleInconsistent(
+                f"the odd part's value vector differs from Aᵀw = 2L measured on the FFN by {gap:.3g}, beyond the "
+                f"estimates' {allowed:.2g}: the black box is not a one-layer Transformer T(X) = wᵀReLU(A·h(X))" + hint)
+        net = form.network()
+        model = Transformer(head.model.W, net.A, net.w, a=net.a, b=net.b)
+        details = TransformerFloatDetails(form=form, ffn=ffn_details, ffn_queries=ffn_queries,
+                                          odd_queries=head.queries, W_estimate=est, v_gap=gap)
+        standing = float_standing(m) + ("among one-layer Transformers with a bias-free ReLU FFN",)
+        return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
+                          error_estimate=max(est, form.error_estimate), standing=standing)
+
+
+@dataclass(frozen=True)
+class TransformerFloatDetails(Details):
+    """Float answers: the FFN's float form and its plan, the queries of each part, the odd part's
+    estimate for ``W`` and how far its ``v`` lies from ``2L``."""
+
+    form: object
+    ffn: object
+    ffn_queries: int
+    odd_queries: int
+    W_estimate: float
+    v_gap: float
+
+    def rows(self, result) -> list:
+        return [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
+                             f"{self.form.error_estimate:.3g}"),
+                ("attention", f"W from {self.odd_queries} odd queries (two calls each), estimate {self.W_estimate:.3g}; "
+                              f"|v − 2L| = {self.v_gap:.2g}")]
 
 
 @dataclass(frozen=True)
@@ -146,7 +216,7 @@ SPEC = (
         name="transformer",
         summary="one-layer Transformer [BSHK26 §5]: the FFN exactly, then Theorem 4.1 on the odd part T(X) − T(−X)",
         model_kind="transformer",
-        modes=("certified",),
+        modes=("certified", "float"),
         learn=learn_transformer,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN(d, m) + 2(d² + d)",
