@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import Any
 
 from .. import registry
 from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
@@ -155,8 +156,8 @@ class TransformerFloatDetails(Details):
     """Float answers: the FFN's float form and its plan, the queries of each part, the odd part's
     estimate for ``W`` and how far its ``v`` lies from ``2L``."""
 
-    form: object
-    ffn: object
+    form: Any  # a FloatForm (exact.learn.ffn_float, imported when the float path runs)
+    ffn: Any  # its FloatFFNDetails
     ffn_queries: int
     odd_queries: int
     W_estimate: float
