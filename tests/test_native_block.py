@@ -129,3 +129,30 @@ def test_a_block_with_biases_from_float_answers_is_refused_with_the_pointer(resi
 
     with pytest.raises(OracleInconsistent, match="learn_transformer_biased"):
         learn_transformer(TorchOracle(_block(4, 6, 0, residual=residual)), m=6, seed=0)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 4])
+def test_a_block_with_biases_is_learned_from_its_float_answers_within_the_estimate(seed):
+    """No residual: the FFN with biases by the float plan, then the logits through it with first-order
+    estimates; W and c against the block's weights, within the estimate."""
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(4, 1, batch_first=True, dtype=torch.float64).eval()
+    with torch.no_grad():
+        mha.in_proj_bias.normal_()  # torch starts these at 0
+        mha.out_proj.bias.normal_()
+    ffn = torch.nn.Sequential(torch.nn.Linear(4, 6), torch.nn.ReLU(), torch.nn.Linear(6, 1)).double()
+    block = torch_block(mha, ffn)
+    truth = _by_hand(block).canonical()
+    r = learn_transformer_biased(TorchOracle(block), m=6, seed=seed)
+    assert r.mode == "float" and not r.exact
+    est = Fraction(r.details.W_estimate)
+    assert max(abs(Fraction(a) - b) for ra, rb in zip(r.model.W, truth.W) for a, b in zip(ra, rb)) <= est
+    assert max(abs(Fraction(a) - b) for a, b in zip(r.model.c, truth.c)) <= est and est < 1e-7
+    from exact.learn.ffn_float import form_error
+
+    assert form_error(r.details.form, truth.function_form, normalize="kink")["within"]
+
+
+def test_a_residual_block_from_float_answers_is_refused():
+    with pytest.raises(InvalidArgument, match="residual.*not built"):
+        learn_transformer_biased(TorchOracle(_block(4, 6, 0, residual=True)), m=6, residual=True, seed=0)

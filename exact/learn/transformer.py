@@ -128,8 +128,8 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
         if not (abs(L) > L_err).any():
             raise NotIdentifiable("Aᵀw = 2L is zero within its estimate: the odd part T(X) − T(−X) = (Aᵀw)ᵀh(X) "
                                   "shows nothing of W at this precision")
-        hint = ("; a block with biases or a residual has no single-head odd part: from exact answers it is learned by "
-                "learn_transformer_biased (from float answers that is not built)")
+        hint = ("; a block with biases or a residual has no single-head odd part: it is learned by "
+                "learn_transformer_biased (from float answers without a residual)")
         try:
             head = learn_single_head(OddOracle(oracle, ask=run.ask), mode="float", checks=0)
         except OracleInconsistent as e:

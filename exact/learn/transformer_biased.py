@@ -33,9 +33,11 @@ random verification sequences are decided exactly.
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 from flint import fmpq
@@ -54,6 +56,7 @@ from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .ffn import FFN_CONDITIONS, FFNDetails, check_options
 from .ffn_affine import _extract, _standing
 from ._common import rerun_verdict
+from .details import Details
 from .result import LearnResult
 
 __all__ = ["learn_transformer_biased", "attention_query_count", "SPEC"]
@@ -192,6 +195,21 @@ def _basis(G: list) -> list:
         u[i] = Fraction(1)
         if not G[i]:
             u[j] += 1
+        out.append(u)
+    return out
+
+
+def _steep_basis(G: list) -> list:
+    """A basis with ``|Gᵀu_i| >= max|G|/2`` for every ``i`` (float answers want large slopes): ``e_j`` for
+    the largest entry, ``e_i`` where ``|G_i|`` is at least half of it, else ``e_i ± e_j``."""
+    d = len(G)
+    j = max(range(d), key=lambda i: abs(G[i]))
+    out = []
+    for i in range(d):
+        u = [Fraction(0)] * d
+        u[i] = Fraction(1)
+        if i != j and 2 * abs(G[i]) < abs(G[j]):
+            u[j] += 1 if G[i] * G[j] >= 0 else -1
         out.append(u)
     return out
 
@@ -408,7 +426,7 @@ def _standing_all(m, residual: bool) -> tuple:
 
 def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: bool = False, seed=None,
                              checks: int = DEFAULT_CHECKS, check_seed=None, retries: int = 3,
-                             max_units: int = 4096) -> LearnResult:
+                             max_units: int = 4096, mode: str | None = None) -> LearnResult:
     """Learn a one-layer Transformer with biases (and optionally a residual) exactly.
 
     Parameters
@@ -424,6 +442,10 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
         Seed of the FFN's search line and of the probe points (fresh when omitted; reported).
     checks, check_seed, retries, max_units :
         As for :func:`~exact.learn.learn_ffn_biased`.
+    mode : {None, "certified", "float"}
+        ``"float"`` (the default for an approximate oracle; without the residual only) reads float
+        answers: the FFN by the float plan, then the same logits with first-order estimates
+        (:func:`_learn_float`).
 
     Returns
     -------
@@ -445,10 +467,19 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
     check_options(m=m, seed=seed, retries=retries, max_units=max_units, interior=False)
     if not isinstance(residual, bool):
         raise InvalidArgument(f"residual: expected True or False, got {residual!r}")
+    if mode not in (None, "certified", "float"):
+        raise InvalidArgument(f"mode: expected 'certified' or 'float', got {mode!r}")
     if seed is None:
         seed = secrets.randbits(63)
+    if mode == "float" or (mode is None and not oracle.exact):
+        if residual:
+            raise InvalidArgument("residual: a block with a residual is learned from exact answers only (its float "
+                                  "version is not built)")
+        return _learn_float(oracle, d, m=m, seed=seed, check_seed=check_seed, retries=min(retries, 2),
+                            max_units=max_units)
     if not oracle.exact:
-        raise InvalidArgument("oracle: the Transformer learner reads exact answers; this oracle is approximate")
+        raise InvalidArgument("oracle: the exact Transformer learner reads exact answers; this oracle is approximate "
+                              "(learn it with mode='float')")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
     with run:
         model, form, orientation, paths, plan, n_ffn = _plan(
@@ -464,6 +495,92 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
             c=plan.c, K=plan.K)
         conditions = {"seed": seed, "retries": retries, "residual": residual, **({"m": m} if m is not None else {})}
         return run.finish(model, conditions=conditions, details=details, standing=_standing_all(m, residual))
+
+
+def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_units: int) -> LearnResult:
+    """Float answers, no residual: the FFN with biases by the float plan; then at d + 1 probe points
+    (chosen on the learned form, with margins) ``g₁(p)``, ``g₁(p + t·u)`` and ``T([p + t·u; p])`` are
+    asked, and ``ℓ = σ⁻¹((T − g₁(p))/(g₁(p + tu) − g₁(p)))`` carries its first-order error to
+    ``uᵀ(Wp + c) = ℓ/t`` and, through the exact inverses of the directions and the points, to W and c."""
+    from .ffn_float import _asker, float_extract, float_standing
+
+    if check_seed is None:
+        check_seed = secrets.randbits(63)
+    run = Run(SPEC, oracle, mode="float", certify=False, checks=0)
+    with run:
+        ask1 = _asker(run)
+        fform, ffn_details = float_extract(ask1, d, m=m, seed=seed, check_seed=check_seed, checks=8,
+                                           retries=retries, max_units=max_units)
+        n_ffn = oracle.count - run.start
+        form = fform.to_function_form()  # the learned planes, for choosing points and scales (with margins)
+        pts, grads, _ = _points(form, np.random.default_rng([seed, 1]), False)
+        probes = []
+        for k, (p, G) in enumerate(zip(pts, grads)):
+            for u in _steep_basis(G):
+                cap = Fraction(1, 1 + int(max(abs(x) for x in p)))
+                probes.append(_Probe(k, u, _pow2_below(_margin(form, p, u), cap) / 4))  # a quarter: the planes are estimates
+        ends = np.array([[float(x) for x in p] for p in pts] +
+                        [[float(x + pr.t * y) for x, y in zip(pts[pr.k], pr.u)] for pr in probes])
+        g, ge = ask1(ends)
+        answers = run.ask([pr.seq(pts[pr.k]) for pr in probes])
+        ys, es = [], []
+        for i, (pr, a) in enumerate(zip(probes, answers)):
+            base, slope = g[pr.k], g[d + 1 + i] - g[pr.k]
+            e_base, e_slope = ge[pr.k], ge[d + 1 + i] + ge[pr.k]
+            T, e_T = float(a), float(oracle.error_bound(a))
+            if not abs(slope) > 8 * e_slope:
+                raise PrecisionInsufficient("a probe segment's slope is below the float answers' resolution")
+            alpha = (T - base) / slope
+            e_alpha = (e_T + e_base + abs(alpha) * e_slope) / abs(slope)
+            if not (e_alpha < alpha < 1 - e_alpha):
+                raise OracleInconsistent(
+                    f"a probe's answer implies a softmax weight {alpha:.3g} (± {e_alpha:.2g}) not inside (0, 1): the "
+                    "black box is not a one-layer Transformer with biases and no residual, or the float answers do not "
+                    "resolve it")
+            ell = math.log(alpha / (1 - alpha))
+            ys.append(ell / float(pr.t))
+            es.append(e_alpha / (alpha * (1 - alpha)) / float(pr.t))
+        Z, Ze = [], []
+        for k in range(d + 1):
+            idx = [i for i, pr in enumerate(probes) if pr.k == k]
+            Uinv = np.array([[float(x) for x in r] for r in QMatrix.from_rows([probes[i].u for i in idx]).inv().rows()])
+            yk, ek = np.array([ys[i] for i in idx]), np.array([es[i] for i in idx])
+            Z.append(Uinv @ yk)
+            Ze.append(np.abs(Uinv) @ ek)
+        Binv = np.array([[float(x) for x in r] for r in QMatrix.from_rows([p + [Fraction(1)] for p in pts]).inv().rows()])
+        Wc, Wce = Binv @ np.array(Z), np.abs(Binv) @ np.array(Ze)  # (d + 1) × d: [Wᵀ; cᵀ]
+        W, c = Wc[:d].T, Wc[d]
+        W_est = float(max(Wce.max(), 0.0)) * (1 + 1e-6) + 1e-300
+        net = fform.network()
+        model = Transformer([[Fraction(float(x)) for x in r] for r in W], net.A, net.w,
+                            c=[Fraction(float(x)) for x in c], a=net.a, b=net.b)
+        details = TransformerBiasedFloatDetails(form=fform, ffn=ffn_details, ffn_queries=n_ffn,
+                                                attention_queries=oracle.count - run.start - n_ffn,
+                                                W_estimate=W_est, W_errors=Wce[:d].T.copy(), c_errors=Wce[d].copy())
+        standing = float_standing(m) + (
+            "each probe segment [p, p + t·u] lies inside one linear region of the one-token function (chosen on the "
+            "learned hyperplanes, a quarter of the room to the nearest)",)
+        return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
+                          error_estimate=max(W_est, fform.error_estimate), standing=standing)
+
+
+@dataclass(frozen=True)
+class TransformerBiasedFloatDetails(Details):
+    """Float answers: the FFN's float form and plan, the queries of each part, and the estimates of W
+    (entrywise, ``W_errors``; the largest, ``W_estimate``) and of c."""
+
+    form: Any
+    ffn: Any
+    ffn_queries: int
+    attention_queries: int
+    W_estimate: float
+    W_errors: Any
+    c_errors: Any
+
+    def rows(self, result) -> list:
+        return [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
+                             f"{self.form.error_estimate:.3g}"),
+                ("attention", f"W and c from {self.attention_queries} queries, largest estimate {self.W_estimate:.3g}")]
 
 
 @dataclass(frozen=True)
@@ -530,7 +647,7 @@ SPEC = (
         summary="one-layer Transformer with biases (and a residual): the FFN with biases exactly, then the attention "
                 "read through it on segments inside its linear regions",
         model_kind="transformer",
-        modes=("certified",),
+        modes=("certified", "float"),
         learn=learn_transformer_biased,
         query_count=lambda d, m=None, **conditions: None,
         count_formula="Q_FFN-biased(d, m) + d(d + 1), or + 2d(d + 1) with the residual",
