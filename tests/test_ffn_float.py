@@ -207,3 +207,18 @@ def test_what_is_not_one_hidden_relu_layer_is_refused():
         TorchOracle(_seq(3, 2, 0), np.ones(3))
     with pytest.raises(ShapeError, match="one-token"):
         TorchOracle(_seq(3, 2, 0)).query([[1, 0, 0], [0, 1, 0]])
+
+
+def test_the_command_line_learns_from_float_answers_and_compares(tmp_path, capsys):
+    from exact.cli import main
+
+    for kind, extra in (("ffn", ["--biases"]), ("transformer", []), ("transformer", ["--biases"])):
+        path = tmp_path / f"{kind}{len(extra)}.json"
+        assert main(["random", kind, "--d", "3", "--m", "3", "--seed", "2", *extra]) == 0
+        path.write_text(capsys.readouterr().out)
+        how = ["--method", "float"] if kind == "ffn" else ["--mode", "float", *extra]
+        assert main(["learn", kind, "--model", str(path), "--m", "3", "--seed", "1", *how]) == 0
+        out = capsys.readouterr().out
+        assert "mode        float" in out and "NOT within" not in out and "(within the estimates)" in out
+        assert main(["learn", kind, "--model", str(path), "--m", "3", "--seed", "1", "--json", *how]) == 0
+        assert '"exact": false' in capsys.readouterr().out

@@ -52,6 +52,10 @@ def jsonable(value: Any) -> Any:
         return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (np.integer, np.floating)):
         return value.item()
+    if isinstance(value, np.ndarray):
+        return [jsonable(x) for x in value.tolist()]
+    if isinstance(value, float) and not np.isfinite(value):
+        return "Infinity" if value > 0 else ("-Infinity" if value < 0 else "NaN")
     return value
 
 

@@ -38,8 +38,9 @@ from .. import registry
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..ffn import FunctionForm, ReLUFFN, UnitForm
 from ..protocols import Oracle
+from ..oracles import ExactAnswer
 from ..sequences import Sequence
-from .details import Details
+from .details import Comparison, Details
 from .driver import Run, oracle_dimension
 from .ffn_terms import PATH_SEED, at_most, check_options
 from .result import LearnResult
@@ -72,6 +73,13 @@ class FloatForm:
     @property
     def d(self) -> int:
         return self.linear.shape[0] - 1
+
+    def to_json(self) -> dict:
+        """The form and its estimates as float lists (infinite estimates as ``"Infinity"``)."""
+        from .details import jsonable
+
+        return {k: jsonable(getattr(self, k)) for k in ("normals", "kinks", "linear", "normals_err", "kinks_err",
+                                                          "linear_err")}
 
     @property
     def error_estimate(self) -> float:
@@ -658,12 +666,49 @@ class FloatFFNDetails(Details):
     worst_check: float
     lines: int = 1
 
+    def compare(self, result, truth) -> Comparison:
+        """The learned form against the truth's exact function form, in the max and kink forms, each
+        error held to its estimate."""
+        return compare_forms(self.form, _ffn_of(truth).function_form())
+
+    def model_rows(self, result) -> list:
+        return float_form_rows(self.form)
+
     def rows(self, result) -> list:
         f = self.form
         return [("function", f"g(x) = Lᵀx + ℓ₀ + Σ κ_k|n_kᵀx + o_k| with {self.kinks} hyperplanes (float64)"),
                 ("estimate", f"largest parameter error estimated {f.error_estimate:.3g}; off-line checks within "
                              f"{self.worst_check:.2g} of their bound"),
                 ("line", f"seed {self.seed}, window ±{self.window:g}, {self.line_samples} first samples")]
+
+
+def float_form_rows(form: FloatForm, limit: int = 8) -> list:
+    """Lines showing a float form: L, ℓ₀ and the first ``limit`` hyperplanes (largest entry 1)."""
+    d = form.d
+    g = lambda x: f"{float(x):.17g}"  # noqa: E731
+    lines = ["L = [" + ", ".join(g(x) for x in form.linear[:d]) + f"], ℓ₀ = {g(form.linear[d])}"]
+    for n, k in list(zip(form.normals, form.kinks))[:limit]:
+        lines.append(f"κ = {g(k)}, n = [" + ", ".join(g(x) for x in n[:d]) + f"], o = {g(n[d])}")
+    if len(form.kinks) > limit:
+        lines.append(f"… {len(form.kinks) - limit} more hyperplanes (details.form)")
+    return lines
+
+
+def _ffn_of(truth):
+    return truth.ffn if getattr(truth, "kind", None) == "transformer" else truth
+
+
+def compare_forms(form: FloatForm, truth_form: FunctionForm, extra: tuple = ()) -> Comparison:
+    """A :class:`~exact.learn.details.Comparison` of a learned float form (and ``extra`` rows
+    ``(name, error, estimate)``) with an exact one."""
+    errs = {n: form_error(form, truth_form, normalize=n) for n in ("max", "kink")}
+    within = all(e["within"] for e in errs.values()) and all(err <= est for _, err, est in extra)
+    rows = tuple(("error" if i == 0 else "", f"{n} form: largest parameter error {e['max']:.3g} "
+                  f"({'within' if e['within'] else 'NOT within'} the estimates)") for i, (n, e) in enumerate(errs.items()))
+    rows += tuple(("", f"{name}: error {err:.3g}, estimated <= {est:.3g} ({'within' if err <= est else 'NOT within'})")
+                  for name, err, est in extra)
+    measured = {"max": errs["max"]["max"], "kink": errs["kink"]["max"], **{name: err for name, err, _ in extra}}
+    return Comparison(False, within, measured, rows=rows)
 
 
 def check_off_line(ask, form: FloatForm, d: int, rng, n: int) -> float:
@@ -693,7 +738,9 @@ def _asker(run: Run):
                                         "too wide for this network)")
         answers = run.ask([Sequence._floats(row[None, :]) for row in X])
         ys = np.array([float(a) for a in answers])
-        es = np.array([float(oracle.error_bound(a)) for a in answers])
+        # the declared error, plus the rounding of an exact answer to float64 (nothing for a float answer)
+        es = np.array([float(oracle.error_bound(a)) for a in answers]) + np.where(
+            [isinstance(a, ExactAnswer) for a in answers], np.abs(ys) * 2.0**-52, 0.0)
         if not (np.isfinite(ys).all() and np.isfinite(es).all()):
             raise OracleInconsistent("the oracle answered a non-finite value or error bound")
         return ys, es

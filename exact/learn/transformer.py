@@ -29,7 +29,7 @@ from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from ..numbers import format_rational
-from .details import Details
+from .details import Comparison, Details
 from .ffn import FFN_CONDITIONS, FFNDetails, _extract, check_options, check_ffn_part, ffn_conditions, ffn_details, standing_assumptions
 from .result import LearnResult
 from .single_head import ProbePlan, learn_single_head
@@ -162,6 +162,18 @@ class TransformerFloatDetails(Details):
     odd_queries: int
     W_estimate: float
     v_gap: float
+
+    def model_rows(self, result) -> list:
+        from .ffn_float import float_form_rows
+
+        return ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
+            float_form_rows(self.form)
+
+    def compare(self, result, truth) -> Comparison:
+        from .ffn_float import compare_forms
+
+        err = max(abs(float(a) - float(b)) for ra, rb in zip(result.model.W, truth.W) for a, b in zip(ra, rb))
+        return compare_forms(self.form, truth.ffn.function_form(), (("W", err, self.W_estimate),))
 
     def rows(self, result) -> list:
         return [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "

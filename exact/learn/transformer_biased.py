@@ -56,7 +56,7 @@ from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .ffn import FFN_CONDITIONS, FFNDetails, check_options
 from .ffn_affine import _extract, _standing
 from ._common import rerun_verdict
-from .details import Details
+from .details import Comparison, Details
 from .result import LearnResult
 
 __all__ = ["learn_transformer_biased", "attention_query_count", "SPEC"]
@@ -527,7 +527,8 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
         for i, (pr, a) in enumerate(zip(probes, answers)):
             base, slope = g[pr.k], g[d + 1 + i] - g[pr.k]
             e_base, e_slope = ge[pr.k], ge[d + 1 + i] + ge[pr.k]
-            T, e_T = float(a), float(oracle.error_bound(a))
+            T = float(a)
+            e_T = float(oracle.error_bound(a)) + (abs(T) * 2.0**-52 if oracle.exact else 0.0)  # an exact answer, rounded
             if not abs(slope) > 8 * e_slope:
                 raise PrecisionInsufficient("a probe segment's slope is below the float answers' resolution")
             alpha = (T - base) / slope
@@ -577,6 +578,21 @@ class TransformerBiasedFloatDetails(Details):
     W_errors: Any
     c_errors: Any
 
+    def model_rows(self, result) -> list:
+        from .ffn_float import float_form_rows
+
+        return ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
+            ["c = [" + ", ".join(f"{float(x):.17g}" for x in result.model.c) + "]"] + float_form_rows(self.form)
+
+    def compare(self, result, truth) -> Comparison:
+        from .ffn_float import compare_forms
+
+        cf = truth.canonical()
+        c_true = cf.c if cf.c is not None else (0,) * truth.d
+        W_err = max(abs(float(a) - float(b)) for ra, rb in zip(result.model.W, cf.W) for a, b in zip(ra, rb))
+        c_err = max(abs(float(a) - float(b)) for a, b in zip(result.model.c, c_true))
+        return compare_forms(self.form, cf.function_form, (("W", W_err, self.W_estimate), ("c", c_err, self.W_estimate)))
+
     def rows(self, result) -> list:
         return [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
                              f"{self.form.error_estimate:.3g}"),
@@ -608,6 +624,9 @@ class TransformerBiasedDetails(FFNDetails):
 
 def _count_text(result) -> str:
     det = result.details
+    if isinstance(det, TransformerBiasedFloatDetails):
+        return (f"{det.ffn_queries} for the FFN + {det.attention_queries} for the attention (g₁ at the probe points "
+                "and segment ends, one logit each; float answers, no stated count)")
     d = result.model.d
     base = attention_query_count(d, det["residual"])
     return (f"{det['ffn_queries']} for the FFN + {det['attention_queries']} for the attention "
