@@ -476,9 +476,9 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
     rel = float(np.max(probe_e) / max(float(np.abs(probe_y).max()), 1e-300))
     if rel > MAX_RELATIVE_ERROR:
         raise InvalidArgument(
-            f"the oracle declares its answers only to about 2^{math.log2(rel):.0f} relative: the float learner's "
-            "estimates are validated on float64 answers (2^-26 and below); a float32 module is not supported "
-            "yet (cast it with module.double() to learn the network its weights define)")
+            f"the oracle declares its answers only to about 2^{math.log2(rel):.0f} relative at the line's first "
+            "points: the float learner's estimates are validated on float64 answers (2^-26 and below); a float32 "
+            "module is not supported yet (cast it with module.double() to learn the network its weights define)")
     scan = _Searcher(ask, P, D, cap).scan(us)
     K = len(scan.kinks)
     lines = scan.lines
@@ -608,18 +608,20 @@ def _form(Gs, Gerr, gx, gx_err, xs, scan: _Scan, P, D, base: int) -> FloatForm:
     normals, kinks, nerr, kerr = [], [], [], []
     for k, (t, terr) in enumerate(zip(scan.kinks, scan.errs)):
         J = Gs[k + 1] - Gs[k]
-        JE = Gerr[k + 1] + Gerr[k]
+        JE = Gerr[k + 1] + Gerr[k] + 2.0**-52 * (np.abs(Gs[k + 1]) + np.abs(Gs[k]))  # and the subtraction's rounding
         j = int(_largest(J[None, :])[0])  # the largest entry (the best resolved) is 1: the "max" form
         if abs(J[j]) <= 8 * JE[j]:
             raise PrecisionInsufficient(f"kink #{k} along the line: its gradient jump is below the float answers' "
                                         "resolution")
         c = J[j]
         n = J / c
-        n_err = (JE + np.abs(n) * JE[j]) / abs(c)
+        n_err = (JE + np.abs(n) * JE[j]) / abs(c) + 2.0**-52 * np.abs(n)  # and the division's
         n_err[j] = 0.0
         xk = P + t * D
         o = -float(n @ xk)
-        o_err = float(np.abs(xk) @ n_err + abs(float(n @ D)) * terr)
+        # the estimate: n's errors over x_k, t's error along D, and the rounding of x_k and of the dot product
+        terms = float(np.abs(n) @ np.abs(xk))
+        o_err = float(np.abs(xk) @ n_err + abs(float(n @ D)) * terr) + (d + 4) * 2.0**-52 * terms
         kap = c * np.sign(float(n @ D)) / 2
         normals.append(np.append(n, o))
         nerr.append(np.append(n_err, o_err))
@@ -639,9 +641,9 @@ def _form(Gs, Gerr, gx, gx_err, xs, scan: _Scan, P, D, base: int) -> FloatForm:
         along = np.sign(float(n @ D))
         s = along if idx < base else -along
         L -= k * s * n
-        Le += abs(k) * ne[:d] + kk * np.abs(n)
+        Le += abs(k) * ne[:d] + kk * np.abs(n) + 2.0**-52 * (np.abs(L) + 2 * np.abs(k * n))  # and the roundings
         l0 -= k * s * o
-        l0e += abs(k) * ne[d] + kk * abs(o)
+        l0e += abs(k) * ne[d] + kk * abs(o) + 2.0**-52 * (abs(l0) + 2 * abs(k * o))
     # the point itself must lie on that side of each plane, as the slope check of its region showed
     for idx, n in enumerate(N):
         along = np.sign(float(n[:d] @ D))
@@ -692,6 +694,45 @@ def float_form_rows(form: FloatForm, limit: int = 8) -> list:
     if len(form.kinks) > limit:
         lines.append(f"… {len(form.kinks) - limit} more hyperplanes (details.form)")
     return lines
+
+
+#: Random sequences a float block result is checked on (lengths 2 and 3).
+BLOCK_CHECKS = 6
+
+
+def check_block(run, model, form: FloatForm, score_err: float, rng, n: int = BLOCK_CHECKS) -> float:
+    """``n`` random sequences (lengths 2 and 3) asked of the block: each answer must lie within 4× the
+    error the estimates imply there (the scores' error moving the attention average, through the FFN's
+    Lipschitz bound, plus the form's own error and the answer's); returns the worst ratio (<= 1)."""
+    d = form.d
+    lip = float(np.abs(form.linear[:d]).sum() + np.abs(form.kinks) @ np.abs(form.normals[:, :d]).sum(axis=1)) \
+        if form.kinks.size else float(np.abs(form.linear[:d]).sum())
+    seqs, Xs = [], []
+    for i in range(n):
+        X = rng.standard_normal((2 + i % 2, d))
+        Xs.append(X)
+        seqs.append(Sequence._floats(X))
+    answers = run.ask(seqs)
+    worst = 0.0
+    for X, a in zip(Xs, answers):
+        y = float(a)
+        e = float(run.oracle.error_bound(a)) + (abs(y) * 2.0**-52 if isinstance(a, ExactAnswer) else 0.0)
+        norms = np.abs(X).sum(axis=1)
+        ds = score_err * float(norms.max()) * (float(norms[-1]) + 1)  # W and c: |Δs_i| <= ε(‖x_i‖₁‖x_N‖₁ + ‖x_i‖₁)
+        s = X @ (np.array([[float(v) for v in r] for r in model.W]) @ X[-1] + np.array([float(v) for v in model.c]))
+        alpha = np.exp(s - s.max())
+        alpha /= alpha.sum()
+        hbar = alpha @ X
+        moved = math.expm1(min(2 * ds, 700.0)) * float(np.abs(X - hbar).max())
+        bound = float(form.value_error(hbar[None, :])[0]) + lip * moved + e
+        dev = abs(float(model.float(X)) - y)
+        ratio = dev / max(4 * bound, 1e-300)
+        worst = max(worst, ratio)
+        if ratio > 1:
+            raise OracleInconsistent(
+                f"a random sequence misses the learned block by {dev:.3g}, beyond 4× its estimate {bound:.2g}: the black "
+                "box is not a block of the class learned (a residual, biases, or a unit the line did not see)")
+    return worst
 
 
 def _ffn_of(truth):

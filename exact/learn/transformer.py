@@ -21,6 +21,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from .. import registry
 from ..errors import InvalidArgument, NotIdentifiable, OracleInconsistent
 from ..odd import OddOracle
@@ -115,7 +117,7 @@ def learn_transformer(oracle: Oracle, *, m: int | None = None, seed=None, checks
 def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_units: int) -> LearnResult:
     """Float answers: the FFN with estimates, then the odd part's single head in float mode; ``v_eff``
     must agree with ``2L`` within both estimates."""
-    from ..learn.ffn_float import _asker, float_extract, float_standing
+    from ..learn.ffn_float import _asker, check_block, float_extract, float_standing
 
     if check_seed is None:
         check_seed = secrets.randbits(63)
@@ -144,8 +146,9 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
                 f"estimates' {allowed:.2g}: the black box is not a one-layer Transformer T(X) = wᵀReLU(A·h(X))" + hint)
         net = form.network()
         model = Transformer(head.model.W, net.A, net.w, a=net.a, b=net.b)
+        worst = check_block(run, model, form, est, np.random.default_rng([check_seed, 7]))
         details = TransformerFloatDetails(form=form, ffn=ffn_details, ffn_queries=ffn_queries,
-                                          odd_queries=head.queries, W_estimate=est, v_gap=gap)
+                                          odd_queries=head.queries, W_estimate=est, v_gap=gap, worst_check=worst)
         standing = float_standing(m) + ("among one-layer Transformers with a bias-free ReLU FFN",)
         return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
                           error_estimate=max(est, form.error_estimate), standing=standing)
@@ -162,6 +165,7 @@ class TransformerFloatDetails(Details):
     odd_queries: int
     W_estimate: float
     v_gap: float
+    worst_check: float = 0.0
 
     def model_rows(self, result) -> list:
         from .ffn_float import float_form_rows
@@ -199,6 +203,10 @@ class TransformerDetails(FFNDetails):
 
 def _count_text(result) -> str:
     d, q = result.model.d, result.details["ffn_queries"]
+    if isinstance(result.details, TransformerFloatDetails):
+        checks = result.queries - q - 2 * result.details["odd_queries"]
+        return (f"{q} for the FFN + {result.details['odd_queries']} odd queries (two calls each) + {checks} checks of "
+                f"the block = {result.queries} oracle calls (float answers)")
     return (f"{q} for the FFN + {result.details['odd_queries']} odd queries (two calls each) = {result.queries} oracle "
             f"calls (Q_FFN + 2(d² + d) = {q} + {2 * (d * d + d)})")
 

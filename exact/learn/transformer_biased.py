@@ -502,7 +502,7 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
     (chosen on the learned form, with margins) ``g₁(p)``, ``g₁(p + t·u)`` and ``T([p + t·u; p])`` are
     asked, and ``ℓ = σ⁻¹((T − g₁(p))/(g₁(p + tu) − g₁(p)))`` carries its first-order error to
     ``uᵀ(Wp + c) = ℓ/t`` and, through the exact inverses of the directions and the points, to W and c."""
-    from .ffn_float import _asker, float_extract, float_standing
+    from .ffn_float import _asker, check_block, float_extract, float_standing
 
     if check_seed is None:
         check_seed = secrets.randbits(63)
@@ -555,6 +555,7 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
         net = fform.network()
         model = Transformer([[Fraction(float(x)) for x in r] for r in W], net.A, net.w,
                             c=[Fraction(float(x)) for x in c], a=net.a, b=net.b)
+        check_block(run, model, fform, W_est, np.random.default_rng([check_seed, 7]))
         details = TransformerBiasedFloatDetails(form=fform, ffn=ffn_details, ffn_queries=n_ffn,
                                                 attention_queries=oracle.count - run.start - n_ffn,
                                                 W_estimate=W_est, W_errors=Wce[:d].T.copy(), c_errors=Wce[d].copy())
