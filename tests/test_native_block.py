@@ -158,3 +158,33 @@ def test_a_block_with_biases_is_learned_from_its_float_answers_within_the_estima
 def test_a_residual_block_from_float_answers_is_refused():
     with pytest.raises(InvalidArgument, match="residual.*not built"):
         learn_transformer_biased(TorchOracle(_block(4, 6, 0, residual=True)), m=6, residual=True, seed=0)
+
+
+def _plain_block(d, m, seed, *, residual):
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, 1, bias=False, batch_first=True, dtype=torch.float64).eval()
+    ffn = torch.nn.Sequential(torch.nn.Linear(d, m, bias=False), torch.nn.ReLU(),
+                              torch.nn.Linear(m, 1, bias=False)).double()
+    return torch_block(mha, ffn, residual=residual)
+
+
+def test_a_residual_block_without_biases_is_refused_not_fitted():
+    """Its odd part is (Aᵀw)ᵀ(x_N + V h̄): the single-head fit and the 2L test can pass; the block's own
+    checking sequences refuse it (reported: W off by 18 with an estimate of 8e-14)."""
+    from exact.errors import OracleInconsistent
+    from exact.learn import learn_transformer
+
+    with pytest.raises(OracleInconsistent, match="not a block of the class learned"):
+        learn_transformer(TorchOracle(_plain_block(2, 5, 951434, residual=True)), m=5, seed=951434)
+
+
+def test_a_zero_offset_stays_within_its_estimate():
+    """A bias-free FFN learned with offsets ~1e-17: the roundings of the learner's own arithmetic are in the
+    estimate (reported: 2.1e-18 against 1.3e-18)."""
+    from exact.learn import learn_transformer
+    from exact.learn.ffn_float import form_error
+
+    block = _plain_block(2, 4, 896178, residual=False)
+    r = learn_transformer(TorchOracle(block), m=4, seed=896178)
+    for n in ("first", "max", "kink"):
+        assert form_error(r.details.form, native_model(block).ffn.function_form(), normalize=n)["within"], n
