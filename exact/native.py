@@ -157,12 +157,10 @@ def native_model(mha, readout=None):
     InvalidArgument
         For every module the oracle refuses.
     """
-    from .native_block import is_block, native_block
-
-    if is_block(mha):
+    if getattr(mha, "_exact_block", False):  # exact.native_block.torch_block: the block maps itself
         if readout is not None:
             raise InvalidArgument("readout: a one-layer block has one output; pass no readout")
-        return native_block(mha)
+        return mha.exact_model()
     if _is_sequential(mha):
         from .native_ffn import native_ffn
 
@@ -243,13 +241,11 @@ class TorchOracle(BaseOracle):
             from .native_ffn import ENCODER_LAYER
 
             raise InvalidArgument(ENCODER_LAYER)
-        from .native_block import TorchBlockOracle, is_block
-
-        if is_block(mha):
+        if getattr(mha, "_exact_block", False):  # exact.native_block.torch_block: the block builds its oracle
             if readout is not None or set(options) - {"budget"}:
                 raise InvalidArgument("TorchOracle(block): a one-layer block takes no readout and no bound= (its "
                                       "answers carry their measured error)")
-            return TorchBlockOracle(mha, **options)
+            return mha.exact_oracle(**options)
         if _is_sequential(mha):
             from .native_ffn import TorchFFNOracle
 

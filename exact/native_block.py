@@ -46,9 +46,19 @@ def _block_class():
         class TorchBlock(torch.nn.Module):  # type: ignore[name-defined]
             """``ffn(h)`` or ``ffn(x_N + h)`` with ``h = mha(x_N; X, X)``, for ``X`` of shape ``(batch, N, d)``."""
 
+            _exact_block = True  # how TorchOracle and native_model recognise it
+
             def __init__(self, mha, ffn, residual: bool):
                 super().__init__()
                 self.mha, self.ffn, self.residual = mha, ffn, residual
+
+            def exact_model(self):
+                """:func:`native_block` of this block."""
+                return native_block(self)
+
+            def exact_oracle(self, *, budget: int | None = None):
+                """A :class:`TorchBlockOracle` of this block."""
+                return TorchBlockOracle(self, budget=budget)
 
             def forward(self, X):
                 first = bool(getattr(self.mha, "batch_first", False))
