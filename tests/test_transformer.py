@@ -293,3 +293,21 @@ def test_the_learners_signature_resolves_for_introspection():
     assert {"learn_transformer", "_check_certificate", "_count_text"} <= {f.__name__ for f in functions}
     for f in functions + [module.TransformerDetails.model_rows]:
         typing.get_type_hints(f)  # raises when an annotation does not evaluate
+
+
+def test_a_float_result_states_its_parts_and_its_count():
+    """Float answers: v_eff against 2L (a head's v is exactly twice its linear part), the queries of each part
+    and of the block's checks, and the model's rows as floats."""
+    from exact.learn.ffn_float import BLOCK_CHECKS
+    from exact.oracles import FloatOracle
+
+    head = SingleHead([[1, "1/2", 0], [0, -1, "1/3"], ["1/4", 0, 1]], [1, -2, "1/2"])
+    r = learn_transformer(FloatOracle(head), seed=3)
+    det = r.details
+    assert det.v_gap < 1e-13 and det.W_estimate < 1e-10
+    assert r.queries == det.ffn_queries + 2 * det.odd_queries + BLOCK_CHECKS
+    text = r.describe()
+    assert any(f"+ {BLOCK_CHECKS} checks of the block = {r.queries} oracle calls" in line for line in text)
+    rows = det.model_rows(r)
+    assert rows[0] == "W =" and len(rows) >= 1 + 3 and all(row.startswith("  [") for row in rows[1:4])
+    assert [float(x) for x in rows[1].strip(" []").split(", ")] == [float(x) for x in r.model.W[0]]
