@@ -222,3 +222,16 @@ def test_the_command_line_learns_from_float_answers_and_compares(tmp_path, capsy
         assert "mode        float" in out and "NOT within" not in out and "(within the estimates)" in out
         assert main(["learn", kind, "--model", str(path), "--m", "3", "--seed", "1", "--json", *how]) == 0
         assert '"exact": false' in capsys.readouterr().out
+
+
+def test_fewer_hyperplanes_than_m_are_stated():
+    """d = 1 and a unit whose kink lies near 2^50, far beyond the line's window: the result names the
+    shortfall (reported by a reviewer: two of three units found, with only the generic assumption)."""
+    net = ReLUFFN([[Fraction(1, 2**50)], [1], [1]], [1, -2, -3], a=[1, Fraction(2, 3), Fraction(-2, 3)],
+                  b=Fraction(1, 3))
+    try:
+        r = learn_ffn(FloatOracle(net), m=3, mode="float", seed=0)
+    except (PrecisionInsufficient, OracleInconsistent):
+        return
+    assert r.details.kinks < 3
+    assert any(a.startswith("m = 3 is an upper bound not reached: 2 hyperplanes found") for a in r.assumptions)

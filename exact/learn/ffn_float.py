@@ -843,7 +843,7 @@ def learn_ffn_float(oracle: Oracle, *, m: int | None = None, seed=None, checks: 
     with run:
         form, details = float_extract(_asker(run), d, m=m, seed=seed, check_seed=check_seed, checks=checks,
                                       retries=retries, max_units=max_units)
-        standing = float_standing(m)
+        standing = float_standing(m, details.kinks)
         conditions = {"seed": seed, **({"m": m} if m is not None else {})}
         return run.finish(form.network(), conditions=conditions, details=details, error_estimate=form.error_estimate,
                           standing=standing)
@@ -866,9 +866,13 @@ def float_extract(ask, d: int, *, m, seed: int, check_seed: int, checks: int, re
     raise type(last)(f"{last} (on each of {retries + 1} lines)") from None
 
 
-def float_standing(m) -> tuple:
-    """What a float FFN result rests on."""
-    return (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
+def float_standing(m, found: int | None = None) -> tuple:
+    """What a float FFN result rests on; with ``m`` given and fewer hyperplanes ``found``, that too."""
+    short: tuple = ()
+    if m is not None and found is not None and found < m:
+        short = (f"m = {m} is an upper bound not reached: {found} hyperplane{'' if found == 1 else 's'} found on the "
+                 "line, so any other unit hides from it (beyond its window, or below the answers' resolution)",)
+    return (HIDDEN_FLOAT, FLOAT_KINKS) + ((at_most(m),) if m is not None else ()) + short + (PATH_SEED,)
 
 
 def _count_text(result) -> str:

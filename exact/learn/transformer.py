@@ -149,7 +149,7 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
         worst = check_block(run, model, form, est, np.random.default_rng([check_seed, 7]))
         details = TransformerFloatDetails(form=form, ffn=ffn_details, ffn_queries=ffn_queries,
                                           odd_queries=head.queries, W_estimate=est, v_gap=gap, worst_check=worst)
-        standing = float_standing(m) + ("among one-layer Transformers with a bias-free ReLU FFN",)
+        standing = float_standing(m, ffn_details.kinks) + ("among one-layer Transformers with a bias-free ReLU FFN",)
         return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
                           error_estimate=max(est, form.error_estimate), standing=standing)
 

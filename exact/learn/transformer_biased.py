@@ -559,7 +559,7 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
         details = TransformerBiasedFloatDetails(form=fform, ffn=ffn_details, ffn_queries=n_ffn,
                                                 attention_queries=oracle.count - run.start - n_ffn,
                                                 W_estimate=W_est, W_errors=Wce[:d].T.copy(), c_errors=Wce[d].copy())
-        standing = float_standing(m) + (
+        standing = float_standing(m, ffn_details.kinks) + (
             "each probe segment [p, p + t·u] lies inside one linear region of the one-token function (chosen on the "
             "learned hyperplanes, a quarter of the room to the nearest)",)
         return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
