@@ -1,0 +1,128 @@
+"""Each hyperplane's offset read again near the origin (docs/ffn.md, "From float answers").
+
+The line search reads a plane's offset as ``o = −n·x_k`` at its crossing ``x_k`` of the search line.
+The normal ``n`` carries an error ``δn`` from the gradient differences, and ``o`` inherits
+``|δn|·|x_k|``: a plane that crosses the line far out (a trained network's planes often do) gets an
+offset far worse than its normal.  Here each plane is crossed a second time, along its own normal,
+through a point of it near the origin (its foot ``−o·n/‖n‖²``, or a point beside it where the other
+planes leave room).  Along a normal the slope changes most at the kink, so the crossing ``t*`` is
+located best, and ``|x*|`` is as small as the plane allows: ``o = −n·x*`` then carries
+``|δn|·|x*| + |n·D|·δt*``.
+
+The second reading replaces the first where its estimate is smaller, and the two must agree within
+the sum of their estimates (else the answers contradict one of them: :class:`PrecisionInsufficient`).
+A segment that shows another kink than the plane's own is a unit the search line did not see
+(:class:`OracleInconsistent`).  A plane whose neighbours leave no room near the origin keeps its first
+reading.  Cost: 9 queries per plane when the first guess of the crossing is confirmed.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import OracleInconsistent, PrecisionInsufficient
+from .float_line import GRID_BITS, Searcher
+
+__all__ = ["refine_offsets"]
+
+#: Distances from the foot, along a direction in the plane, tried for the second crossing's point.
+SHIFTS = (0.0, 2.0**-6, 2.0**-4, 2.0**-2)
+#: The room each side (along the line, in units of the point's scale) that accepts a point at once.
+ENOUGH_ROOM = 2.0**-6
+#: Below this room a plane keeps its first reading (its neighbours' planes are not known well enough
+#: to keep the segment's samples off them).
+LEAST_ROOM = 2.0**-24
+#: The segment's samples each side, as fractions of the room.
+FRACTIONS = (0.9, 0.6, 0.3)
+
+
+def _grid(x: np.ndarray, unit: float) -> np.ndarray:
+    lim = (1 << GRID_BITS) - 1
+    return np.clip(np.round(x / unit * (1 << GRID_BITS)), -lim, lim) / (1 << GRID_BITS) * unit
+
+
+def _line(N: np.ndarray, j: int, shift: float, q: np.ndarray) -> tuple:
+    """The point (on the grid of :class:`Searcher`), direction, unit and the room left and right of plane
+    ``j``'s crossing ``t_j`` along it."""
+    d = N.shape[1] - 1
+    n, o = N[j, :d], N[j, d]
+    foot = -o * n / float(n @ n) + shift * q
+    big = float(np.abs(foot).max())
+    unit = 1.0 if big < 1 - 2.0**-GRID_BITS else 2.0 ** (math.ceil(math.log2(big)) + 1)
+    P = _grid(foot, unit)
+    D = _grid(n / float(np.abs(n).max()), 1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = -(N[:, :d] @ P + N[:, d]) / (N[:, :d] @ D)
+    tj = float(t[j])
+    others = np.delete(t, j)
+    others = others[np.isfinite(others)]
+    cap = unit
+    right = float(np.min(others[others > tj] - tj, initial=cap))
+    left = float(np.min(tj - others[others < tj], initial=cap))
+    return P, D, unit, tj, left, right
+
+
+def _second_crossing(ask, N: np.ndarray, Ne: np.ndarray, j: int) -> tuple | None:
+    """``(o, error)`` from plane ``j``'s crossing of its normal line near the origin, or ``None``."""
+    d = N.shape[1] - 1
+    n = N[j, :d]
+    q = np.random.default_rng(j).standard_normal(d)
+    q -= (q @ n) / float(n @ n) * n
+    nq = float(np.linalg.norm(q))
+    q = q / nq if nq > 0 else q
+    best = None
+    for shift in SHIFTS:
+        P, D, unit, tj, left, right = _line(N, j, shift, q)
+        room = min(left, right) / unit
+        if best is None or room > best[-1]:
+            best = (P, D, unit, tj, left, right, room)
+        if room >= ENOUGH_ROOM:
+            break
+    P, D, unit, tj, left, right, room = best
+    if room < LEAST_ROOM:
+        return None
+    us = np.array([tj - f * left for f in FRACTIONS] + [tj + f * right for f in FRACTIONS[::-1]])
+    scan = Searcher(ask, P, D, 2 * len(N) + 2, unit=unit).scan(us)
+    if len(scan.kinks) != 1:
+        if not scan.kinks:
+            return None  # the plane's kink is below the answers' resolution here: its first reading stays
+        raise OracleInconsistent(f"beside hyperplane #{j}, the answers show {len(scan.kinks)} kinks where the learned "
+                                 "planes put one: a unit the search line did not see")
+    t, terr = scan.kinks[0], scan.errs[0]
+    x = P + t * D
+    o = -float(n @ x)
+    terms = float(np.abs(n) @ (np.abs(P) + abs(t) * np.abs(D)))
+    err = float(np.abs(x) @ Ne[j, :d] + abs(float(n @ D)) * terr) + (d + 6) * 2.0**-52 * terms
+    return o, err
+
+
+def refine_offsets(ask, N: np.ndarray, Ne: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The rows ``N`` (normal and offset per plane, largest normal entry 1) with each offset read again
+    near the origin where that reading's estimate is smaller; ``ask(X) -> (values, errors)``.
+
+    Returns ``(N, Ne, refined)``: the rows, their errors and how many offsets were replaced.
+
+    Raises
+    ------
+    PrecisionInsufficient
+        The two readings of an offset differ by more than the sum of their estimates.
+    OracleInconsistent
+        A plane's segment shows more than its own kink.
+    """
+    d = N.shape[1] - 1
+    N, Ne = N.copy(), Ne.copy()
+    refined = 0
+    for j in range(len(N)):
+        got = _second_crossing(ask, N, Ne, j)
+        if got is None:
+            continue
+        o, err = got
+        if abs(o - N[j, d]) > Ne[j, d] + err:
+            raise PrecisionInsufficient(f"hyperplane #{j}'s offset read at two crossings differs by "
+                                        f"{abs(o - N[j, d]):.3g}, beyond the estimates {Ne[j, d]:.3g} and {err:.3g}")
+        if err < Ne[j, d]:
+            N[j, d], Ne[j, d] = o, err
+            refined += 1
+    return N, Ne, refined
