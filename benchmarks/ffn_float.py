@@ -96,7 +96,7 @@ def run(case: str, seed: int, *, exact: bool = True) -> list[dict]:
     form = r.details.form
     row = {"row": "run", "case": case, "d": d, "m": m, "seed": seed, "queries": r.queries,
            "over_cjm_queries": r.queries / CJM_QUERIES, "seconds": seconds, "lines": r.details.lines,
-           "kinks": r.details.kinks, **({"training_loss": loss} if loss is not None else {})}
+           "kinks": r.details.kinks, "offsets_refined": r.details.offsets_refined, **({"training_loss": loss} if loss is not None else {})}
     for name, shaped in (("first", form), ("max", max_normalized(form)), ("kink", kink_scaled(form))):
         e = form_error(form, form_truth, normalize=name)
         row[f"error_{name}"] = e["max"]

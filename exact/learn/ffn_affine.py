@@ -21,11 +21,17 @@ biases: the learner"):
    four random points off the line (two far, two near the origin) decided exactly, a replay
    of every answer, and the driver's verification points.  A failed check sends the learner
    to another line.
+6. **All m units seen** (``m`` given, ``m`` hyperplanes found): a check line with entries in
+   ``[−2^62, 2^62]``, drawn after the form is fixed, scanned over an integer window holding every
+   learned crossing; its exact samples must prove ``m`` breakpoints at determined points, each on
+   exactly one learned hyperplane.  Then, among networks with at most ``m`` units, the learned
+   function is the black box's but for a probability of ``2m²/(2^63 − 3)`` per check line
+   (docs/ffn.md, "All m units seen, with biases"), and the units are identified when the
+   orientation is unique.
 
 What the result rests on is stated: **no hidden units** (a hyperplane the line crosses beyond
-the window, a tent between samples, or an antipodal pair, which is affine, hide), ``m`` when
-given, and the line's independence of the network.  Unlike the bias-free learner, no check
-path removes the first; that argument is not carried over yet.
+the window, a tent between samples, or an antipodal pair, which is affine, hide) unless the check
+line proves every unit, ``m`` when given, and the line's independence of the network.
 """
 
 from __future__ import annotations
@@ -41,22 +47,28 @@ from ..errors import ExactAttentionError, InvalidArgument, OracleInconsistent
 from ..ffn import FunctionForm, ReLUFFN, UnitForm
 from ..protocols import Oracle
 from .driver import Run, oracle_dimension
+from ..linalg import QMatrix
 from .ffn import (
+    _CHECK_BITS,
     DEFAULT_FFN_CHECKS,
     FFN_CONDITIONS,
     FFNDetails,
     PATH_SEED,
     PathRetry,
+    Sighting,
     _at,
     _dot,
     _f,
     _jump,
+    _proved,
     _q,
     _Reader,
+    _refute_m,
     _regions,
     _sign,
     at_most,
     check_options,
+    failure_bound,
 )
 from .ffn_orient import Orientation, orient
 from .ffn_path import Breakpoint, Line, SegmentScan, scan_segment
@@ -69,17 +81,21 @@ _P_BITS, _D_BITS = 10, 20
 #: The windows ``[−T, T]`` tried on one line, in order, while fewer than ``m`` hyperplanes show.
 WINDOWS = (1, 1 << 10, 1 << 20)
 OFF_LINE_CHECKS = 4
+#: Queries per hyperplane on the check line (two in each stretch between crossings; two more at the ends).
+CHECK_LINE_QUERIES = 2
 
 
-def affine_query_count(d: int, m: int, breakpoint_queries: int = 5) -> int:
+def affine_query_count(d: int, m: int, breakpoint_queries: int = 5, check_line: bool = True) -> int:
     """The count on a generic line, one window: ``(m + 1)(d − 1)`` coordinate probes, about
     ``breakpoint_queries`` per breakpoint (four in the search, one at the breakpoint itself) and
-    4 for the window's ends, and the 4 points off the line (the driver's verification points apart).
+    4 for the window's ends, the 4 points off the line, and (``m`` given) ``2m + 2`` for the check
+    line of "all m units seen", 2m + 2 (the driver's verification points apart).
 
-    >>> affine_query_count(8, 8)
-    111
+    >>> affine_query_count(8, 8), affine_query_count(8, 8, check_line=False)
+    (129, 111)
     """
-    return (m + 1) * (d - 1) + breakpoint_queries * m + 4 + OFF_LINE_CHECKS
+    return (m + 1) * (d - 1) + breakpoint_queries * m + 4 + OFF_LINE_CHECKS + (CHECK_LINE_QUERIES * (m + 1) if check_line
+                                                                                else 0)
 
 
 def _line(rng, d: int) -> tuple[list, list]:
@@ -219,6 +235,68 @@ def _attempt(reader: _Reader, rng, d: int, m, max_units: int):
     return form
 
 
+def _rows(form: FunctionForm) -> list:
+    """The learned hyperplanes as homogeneous rows ``(n, o)`` (``o = 0`` for a bias-free form)."""
+    return [[_q(x) for x in n] + ([] if form.affine else [fmpq(0)]) for n in form.normals]
+
+
+def _check_line(reader: _Reader, rng, d: int, m: int, form: FunctionForm, drawn: int) -> Sighting:
+    """The check line of the "all m units seen" rule with biases (docs/ffn.md): drawn after the learned
+    function is fixed, scanned over an integer window holding every learned crossing; its samples must prove
+    ``m`` breakpoints at determined points, each on exactly one learned hyperplane (raises
+    :class:`PathRetry` when the learned form is refuted, :class:`OracleInconsistent` when ``m`` is)."""
+    R = 1 << _CHECK_BITS
+    rows = _rows(form)
+    # the line x(t) = (p + t·D)·S/R, p, q integers in [−R, R]: S, a power of two, is the scale of the
+    # learned planes' feet (fixed before the line is drawn), so that their crossings spread along it
+    feet = [abs(row[d]) / max(abs(x) for x in row[:d]) for row in rows if any(row[:d])]
+    big = max(feet, default=fmpq(1))
+    S = 1 << max(0, int(big.ceil()).bit_length())
+    while True:
+        p = [int(x) for x in rng.integers(-R, R, size=d, endpoint=True)]
+        q = [int(x) for x in rng.integers(-R, R, size=d, endpoint=True)]
+        D = [b - a for a, b in zip(p, q)]
+        if any(D):
+            break
+    ts = []
+    for row in rows:
+        slope = _dot(row[:d], D)
+        if slope == 0:
+            return Sighting(False, "the check line is parallel to a learned hyperplane (it proves nothing about it)", 0)
+        ts.append(-(_dot(row[:d], p) + row[d] * R / S) / slope)
+    # two samples in every stretch between consecutive learned crossings and two beyond each end: if the
+    # black box breaks exactly there, every chord across a crossing changes slope and the samples prove
+    # each breakpoint at the crossing of its neighbours' lines; whatever it is, they prove only what holds
+    cuts = sorted(set(ts))
+    us = [cuts[0] - 2, cuts[0] - 1] if cuts else [fmpq(0), fmpq(1)]
+    for a, b in zip(cuts, cuts[1:]):
+        us += [a + (b - a) / 3, a + 2 * (b - a) / 3]
+    us += [cuts[-1] + 1, cuts[-1] + 2] if cuts else []
+
+    def at(u: fmpq) -> tuple[list, int]:
+        nums, den = _at(p, D, u)
+        return [x * S for x in nums], den * R
+
+    seen = list(zip(us, reader.values([at(u) for u in us])))
+    _refute_m([seen], m, "check line")
+    proved = _proved([seen])[0]
+    if proved.count < m or proved.positions is None:
+        return Sighting(False, f"the check line proves {proved.count} of the {m} hyperplanes at determined points "
+                        "(two learned planes cross it at one point, or the black box does not break where they cross it)",
+                        proved.count)
+    if m:
+        points = [at(u) for u in proved.positions]
+        N = QMatrix.from_rows(rows)
+        Z = QMatrix.from_columns([[fmpq(x, den) for x in nums] + [fmpq(1)] for nums, den in points], nrows=d + 1)
+        zeros = [[j for j, x in enumerate(row) if x == 0] for row in (N @ Z).rows()]
+        if sorted(len(z) for z in zeros) != [1] * m or len({z[0] for z in zeros}) != m:
+            raise PathRetry("the check line's crossings do not lie one on each learned hyperplane: the learned "
+                            "function is not the black box's")
+    return Sighting(True, f"all {m} units seen: a check line proves {m} distinct hyperplanes, each on exactly one "
+                    f"learned hyperplane (wrong with probability <= {failure_bound(m, drawn):.1e} over the line seed, "
+                    f"{drawn} check line{'s' if drawn > 1 else ''} drawn)", proved.count)
+
+
 def _orient_affine(form: FunctionForm) -> tuple[Orientation, ReLUFFN | None]:
     """The unit forms of an affine form and a network with exactly its function (``None`` when the
     units are not found: then the function form is written as units)."""
@@ -264,39 +342,68 @@ def _as_units(form: FunctionForm) -> ReLUFFN:
 
 
 def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max_units: int):
+    """The learner's queries and decisions (the sighting included), given how to ask, read the transcript
+    and replay: ``(form, orientation, model, lines, sighting)``.  The run and the certificate check both
+    call it, so a certificate re-derives every decision from the answers alone."""
     rng = np.random.default_rng(seed)
     reader = _Reader(ask, d)
     last = ""
+    drawn = 0  # check lines drawn: the failure bound is a union over them
     for attempt in range(retries + 1):
         try:
             form = _attempt(reader, rng, d, m, max_units)
             if m is not None and len(form.normals) > m:
                 raise PathRetry(f"the search found {len(form.normals)} hyperplanes, more than m = {m}")
+            if m is not None and len(form.normals) == m:
+                drawn += 1
+                sighting = _check_line(reader, rng, d, m, form, drawn)
+            else:
+                sighting = Sighting(False, "no m given" if m is None else (
+                    f"the search found {len(form.normals)} hyperplanes for m = {m}: units merged on one hyperplane, "
+                    "an antipodal pair, or units hidden from the line"))
             orientation, net = _orient_affine(form)
         except PathRetry as e:
             last = str(e)
             continue
+        if sighting.seen and orientation.exhaustive and not orientation.one_per_plane:
+            # proved the black box's if it has at most m units, yet no m units compute it: it has more
+            raise OracleInconsistent(
+                f"m = {m} is too small: the learned function, which is the black box's if it has at most m units, "
+                f"needs more than m units ({orientation.reason})")
         model = net if net is not None else _as_units(form)
         bad = replay(model, transcript())
         if bad:
             last = f"the learned function does not reproduce {len(bad)} answers (first #{bad[0]})"
             continue
-        return form, orientation, model, attempt + 1
+        return form, orientation, model, attempt + 1, sighting
     small = f"m = {m} is below its number of units, or " if m is not None and "more than" in last else ""
     raise OracleInconsistent(f"no consistent ReLU network with biases after {retries + 1} lines (last: {last}): "
                              f"{small}the black box is not a one-hidden-layer ReLU network, or part of it hides from "
                              "every line tried")
 
 
-#: What every result of this learner rests on (no check path removes it yet).
+#: What a result of this learner rests on unless all m units were seen (the check line).
 HIDDEN_AFFINE = ("no hidden units: every hyperplane crosses the search line inside its window and shows its kink "
                  "there (no tent between the samples, no units whose kinks cancel on it, no two kinks that the check "
-                 "at each breakpoint cannot separate); the learner of networks with biases does not remove this "
-                 "assumption")
+                 "at each breakpoint cannot separate); give m, an upper bound on the units, to remove it when the "
+                 "line shows m hyperplanes and a check line proves them")
 
 
-def _standing(m) -> tuple:
-    return (HIDDEN_AFFINE,) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
+def _standing(m, seen: bool = False) -> tuple:
+    return (() if seen else (HIDDEN_AFFINE,)) + ((at_most(m),) if m is not None else ()) + (PATH_SEED,)
+
+
+def _unit_level(orientation: Orientation, sighting: Sighting, m) -> tuple[bool, str]:
+    """Whether the units are identified, and what that rests on (or why not)."""
+    why = orientation.reason or "one orientation found"
+    if not sighting.seen:
+        if m is None:
+            return False, f"{why}; the units are identified only when every unit is accounted for: give m"
+        return False, f"{why}; not every unit is accounted for ({sighting.reason})"
+    if not orientation.unique:
+        return False, why
+    return True, (f"identifiable among networks with at most {m} units: all {m} hyperplanes seen, one unit on each, "
+                  "and a unique orientation")
 
 
 def learn_ffn_biased(oracle: Oracle, *, m: int | None = None, seed=None, checks: int = DEFAULT_FFN_CHECKS,
@@ -305,8 +412,10 @@ def learn_ffn_biased(oracle: Oracle, *, m: int | None = None, seed=None, checks:
 
     Parameters are those of :func:`~exact.learn.learn_ffn` (``m`` an upper bound on the units,
     stated; ``seed`` of the line; ``checks`` verification points).  The result's
-    ``details["function_form"]`` is the affine function-level form, which is what is exact; the
-    unit level is reported but not claimed identified (no check removes "no hidden units" yet).
+    ``details["function_form"]`` is the affine function-level form, which is what is exact; with
+    ``m`` given and every unit seen on the check line, "no hidden units" is dropped and the unit
+    level is identified where the orientation is unique (``details["units_seen"]``,
+    ``details["identifiable"]``).
 
     Examples
     --------
@@ -324,17 +433,15 @@ def learn_ffn_biased(oracle: Oracle, *, m: int | None = None, seed=None, checks:
         raise InvalidArgument("oracle: the ReLU learner reads exact rational answers; this oracle is approximate")
     run = Run(SPEC, oracle, mode="certified", queries=None, checks=checks, check_seed=check_seed)
     with run:
-        form, orientation, model, paths = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m, seed=seed,
-                                                   retries=retries, max_units=max_units)
-        details = FFNDetails(function_form=form, unit_forms=orientation.solutions, identifiable=False,
-                             orientations=len(orientation.solutions),
-                             unit_reason=(orientation.reason or "one orientation found")
-                             + "; the units are not claimed identified (hidden units are not excluded)",
-                             hyperplanes=len(form.normals), proved_hyperplanes=0, units_seen=False,
-                             sighting="not checked: the learner of networks with biases states no hidden units",
-                             paths=paths, seed=seed)
+        form, orientation, model, paths, sighting = _extract(run.ask, lambda: run.transcript, run.replay, d, m=m,
+                                                             seed=seed, retries=retries, max_units=max_units)
+        identifiable, unit_reason = _unit_level(orientation, sighting, m)
+        details = FFNDetails(function_form=form, unit_forms=orientation.solutions, identifiable=identifiable,
+                             orientations=len(orientation.solutions), unit_reason=unit_reason,
+                             hyperplanes=len(form.normals), proved_hyperplanes=sighting.proved,
+                             units_seen=sighting.seen, sighting=sighting.reason, paths=paths, seed=seed)
         conditions = {"seed": seed, "retries": retries, **({"m": m} if m is not None else {})}
-        return run.finish(model, conditions=conditions, details=details, standing=_standing(m))
+        return run.finish(model, conditions=conditions, details=details, standing=_standing(m, sighting.seen))
 
 
 def _check_certificate(model, transcript, conditions) -> registry.Rederived:
@@ -348,14 +455,17 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
         return registry.Rederived("the certificate must record the learner's line seed (conditions seed)", standing)
     box = ExactOracle(model)
     try:
-        form, _, _, _ = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr),
+        form, _, _, _, sighting = _extract(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr),
                                  model.d, m=conditions.get("m"), seed=conditions["seed"],
                                  retries=conditions.get("retries", 3), max_units=1 << 16)
     except (ExactAttentionError, ArithmeticError) as e:
         return registry.Rederived(f"re-running the learner on the certified network fails: {type(e).__name__}: {e}"[:300],
                                   standing)
-    return rerun_verdict(registry, form == model.function_form(), [q.X for q in box.transcript], transcript, standing,
-                         "network", "function: part of it hides from the line")
+    # what the claim rests on is re-derived there: "no hidden units" drops only where the re-run's own
+    # check line proves every unit (never read from the certificate)
+    return rerun_verdict(registry, form == model.function_form(), [q.X for q in box.transcript], transcript,
+                         _standing(conditions.get("m"), sighting.seen), "network",
+                         "function: part of it hides from the line")
 
 
 SPEC = (
@@ -366,8 +476,8 @@ SPEC = (
         model_kind="ffn",
         modes=("certified",),
         learn=learn_ffn_biased,
-        query_count=lambda d, m=None, **conditions: affine_query_count(d, m if m is not None else d),
-        count_formula="about (m + 1)(d − 1) + 5m + 8",
+        query_count=lambda d, m=None, **conditions: affine_query_count(d, m if m is not None else d, check_line=m is not None),
+        count_formula="about (m + 1)(d − 1) + 7m + 10 (2m + 2 of it the check line, m given)",
         conditions={k: v for k, v in FFN_CONDITIONS.items() if k != "interior"},
         check_certificate=_check_certificate,
         standing=lambda conditions: _standing(conditions.get("m")),

@@ -16,7 +16,10 @@ equality replaced by a test against the answers' declared rounding errors
    The slope along the line must agree with ``G_r·D``, or the region's probes are asked closer in.
 3. **Hyperplanes from the jumps** ``G_{r+1} − G_r = c·n`` (``n`` scaled so its first entry is 1),
    ``κ = c·sign(n·D)/2``, the offset ``o = −n·x(t_k)``; the linear part from the first region.
-4. **Estimates**: first-order propagation of the answers' errors through every difference and
+4. **Offsets read again** where each plane crosses its own normal near the origin
+   (:mod:`exact.learn.float_offsets`): ``−n·x_k`` carries the normal's error times ``|x_k|``, and a
+   plane may cross the line far out.
+5. **Estimates**: first-order propagation of the answers' errors through every difference and
    ratio above, per parameter; **checks**: points off the line must agree with the learned
    function within the estimate it implies there (else the result is refused).
 
@@ -709,7 +712,7 @@ SPEC = (
         modes=("float",),
         learn=learn_ffn_float,
         query_count=lambda d, m=None, **conditions: None,
-        count_formula="about 2(m + 1)(d + 1) + 8·max(m, 8) + 3m",
+        count_formula="about 2(m + 1)(d + 1) + 8·max(m, 8) + 12m",
         count_text=_count_text,
         exact=False,
         options=(

@@ -408,8 +408,9 @@ def _residual_model(W, c, K, ffn) -> Transformer:
 
 def _plan(ask, transcript, replay, d: int, arith, *, m, seed: int, retries: int, max_units: int, residual: bool):
     """The whole learner without its verification queries: ``(model, form, orientation, paths, plan, ffn queries)``."""
-    form, orientation, ffn, paths = _extract(ask, transcript, replay, d, m=m, seed=seed, retries=retries,
-                                             max_units=max_units)
+    # the FFN's sighting is not carried over: the block's result keeps "no hidden units" (stated)
+    form, orientation, ffn, paths, _ = _extract(ask, transcript, replay, d, m=m, seed=seed, retries=retries,
+                                                max_units=max_units)
     n_ffn = len(transcript())
     rng = np.random.default_rng([seed, 1])
     plan = _attention(ask, form, arith, d, rng, residual)
