@@ -46,7 +46,8 @@ def run(d: int, m: int, seed: int, *, compare: bool = True) -> dict:
     row = {"row": "run", "d": d, "m": m, "seed": seed, "function_exact": r.exact and
            r.details["function_form"] == net.function_form(), "queries": r.queries,
            "verification": r.verification_queries, "parameters": m * (d + 2) + 1,
-           "per_parameter": r.queries / (m * (d + 2) + 1), "seconds": seconds}
+           "per_parameter": r.queries / (m * (d + 2) + 1), "seconds": seconds,
+           "units_seen": r.details["units_seen"], "identifiable": r.details["identifiable"]}
     if compare:
         free = ReLUFFN(net.A, net.w)
         o2 = ExactOracle(free)
@@ -75,6 +76,7 @@ def main(argv=None) -> int:
         for row in rows:
             emit(row)
         emit({"row": "summary", "d": d, "m": m, "all_exact": all(r["function_exact"] for r in rows),
+              "all_units_seen": all(r["units_seen"] for r in rows),
               "median_per_parameter": sorted(r["per_parameter"] for r in rows)[len(rows) // 2],
               "median_bias_free_per_parameter": sorted(r["bias_free_per_parameter"] for r in rows)[len(rows) // 2],
               "median_seconds": sorted(r["seconds"] for r in rows)[len(rows) // 2],

@@ -31,14 +31,19 @@ def _biased(net: ReLUFFN, rng) -> ReLUFFN:
     return ReLUFFN(net.A, net.w, a=a, b=Fraction(int(rng.integers(-9, 10)), 2))
 
 
-def _stated(r, m) -> None:
-    assert HIDDEN_AFFINE in r.assumptions and PATH_SEED in r.assumptions
-    assert m is None or at_most(m) in r.assumptions
+def _stated(r, m, net=None) -> None:
+    """What the result rests on is stated: "no hidden units" unless the check line proved every unit, and
+    then (m at least the truth's units here) the function must be the network's."""
+    assert PATH_SEED in r.assumptions and (m is None or at_most(m) in r.assumptions)
+    seen = r.details["units_seen"]
+    assert (HIDDEN_AFFINE in r.assumptions) != seen
+    if seen and net is not None:
+        assert r.details["function_form"] == net.function_form(), "all units seen, yet the function is wrong"
 
 
 def _attack(cases: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
-    tally = {"cases": 0, "refused": 0, "right": 0, "wrong, assumption stated": 0}
+    tally = {"cases": 0, "refused": 0, "right": 0, "right, all units seen": 0, "wrong, assumption stated": 0}
     for case in range(cases):
         d = int(rng.integers(1, 6))
         plain, kinds = _planted(rng, d, int(rng.integers(1, 8)))
@@ -50,9 +55,10 @@ def _attack(cases: int, seed: int) -> dict:
         except ExactAttentionError:
             tally["refused"] += 1
             continue
-        _stated(r, m)
+        _stated(r, m, net)
         right = r.details.function_form == net.function_form()
         tally["right"] += right
+        tally["right, all units seen"] += right and r.details["units_seen"]
         tally["wrong, assumption stated"] += not right
         cert = _round_trip(r.certificate) if case % 2 == 0 else r.certificate
         assert cert.check().holds, f"case {case}: {kinds}: an honest certificate fails"
@@ -67,6 +73,7 @@ def test_planted_structure_with_biases_is_right_refused_or_stated():
     tally = _attack(60, seed=205)
     assert tally["cases"] == 60
     assert tally["right"] >= 30  # most planted networks are found whole
+    assert tally["right, all units seen"] >= 10  # and many of them proved whole
     assert tally["wrong, assumption stated"] >= 1  # a hidden pattern does come back wrong, with its assumption
 
 
@@ -98,7 +105,7 @@ _EDGES = [
 def test_edge_cases_with_biases(net, m, right):
     r = learn_ffn_biased(ExactOracle(net), m=m, seed=0, checks=0)
     assert (r.details.function_form == net.function_form()) is right
-    _stated(r, m)
+    _stated(r, m, net)
     assert _round_trip(r.certificate).check().holds
 
 
@@ -109,7 +116,8 @@ def test_a_tent_between_the_samples_comes_back_wrong_only_with_its_assumption():
     net = ReLUFFN([[1, 0], [1, 0], [1, 0], [0, 1]], [1, -2, 1, 1], a=[e, 0, -e, 0], b=0)
     r = learn_ffn_biased(ExactOracle(net), m=4, seed=0, checks=0)
     assert r.details.function_form != net.function_form()
-    _stated(r, 4)
+    _stated(r, 4, net)
+    assert not r.details["units_seen"]
 
 
 def test_m_below_the_truth_is_refused_or_stated():

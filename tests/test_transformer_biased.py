@@ -180,3 +180,22 @@ def test_a_pair_of_logit_zero_across_a_kink_is_asked_again_closer_in():
                                "a": ["2", "2", "-1", "2", "2/7"], "b": "-3/4", "residual": True})
     r = _check(T, 5, 144, residual=True)
     assert r.details.rescaled == 6  # all six pairs, once
+
+
+def test_the_ffn_parts_sighting_carries_over_and_certify_re_derives_it():
+    from dataclasses import replace
+
+    from exact.learn.ffn_affine import HIDDEN_AFFINE
+
+    for residual in (False, True):
+        T = Transformer.random(3, 3, seed=5, biases=True, residual=residual)
+        r = learn_transformer_biased(ExactOracle(T), m=3, seed=1, residual=residual)
+        assert r.model.canonical() == T.canonical()
+        assert r.details["units_seen"] and HIDDEN_AFFINE not in r.assumptions
+        assert r.certificate.check().holds
+        # without m no check line runs: the assumption is stated, and a file cannot drop it
+        loose = learn_transformer_biased(ExactOracle(T), seed=1, residual=residual)
+        assert not loose.details["units_seen"] and HIDDEN_AFFINE in loose.assumptions
+        stripped = replace(loose.certificate,
+                           assumptions=tuple(a for a in loose.certificate.assumptions if a != HIDDEN_AFFINE))
+        assert not stripped.check().holds

@@ -72,15 +72,13 @@ def _second_crossing(ask, N: np.ndarray, Ne: np.ndarray, j: int) -> tuple | None
     q -= (q @ n) / float(n @ n) * n
     nq = float(np.linalg.norm(q))
     q = q / nq if nq > 0 else q
-    best = None
+    candidates = []
     for shift in SHIFTS:
         P, D, unit, tj, left, right = _line(N, j, shift, q)
-        room = min(left, right) / unit
-        if best is None or room > best[-1]:
-            best = (P, D, unit, tj, left, right, room)
-        if room >= ENOUGH_ROOM:
+        candidates.append((min(left, right) / unit, P, D, unit, tj, left, right))
+        if candidates[-1][0] >= ENOUGH_ROOM:
             break
-    P, D, unit, tj, left, right, room = best
+    room, P, D, unit, tj, left, right = max(candidates, key=lambda c: c[0])
     if room < LEAST_ROOM:
         return None
     us = np.array([tj - f * left for f in FRACTIONS] + [tj + f * right for f in FRACTIONS[::-1]])

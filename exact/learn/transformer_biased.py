@@ -408,9 +408,8 @@ def _residual_model(W, c, K, ffn) -> Transformer:
 
 def _plan(ask, transcript, replay, d: int, arith, *, m, seed: int, retries: int, max_units: int, residual: bool):
     """The whole learner without its verification queries: ``(model, form, orientation, paths, plan, ffn queries)``."""
-    # the FFN's sighting is not carried over: the block's result keeps "no hidden units" (stated)
-    form, orientation, ffn, paths, _ = _extract(ask, transcript, replay, d, m=m, seed=seed, retries=retries,
-                                                max_units=max_units)
+    form, orientation, ffn, paths, sighting = _extract(ask, transcript, replay, d, m=m, seed=seed, retries=retries,
+                                                       max_units=max_units)
     n_ffn = len(transcript())
     rng = np.random.default_rng([seed, 1])
     plan = _attention(ask, form, arith, d, rng, residual)
@@ -418,11 +417,13 @@ def _plan(ask, transcript, replay, d: int, arith, *, m, seed: int, retries: int,
         model = _residual_model(plan.W, plan.c, plan.K, ffn)
     else:
         model = Transformer(plan.W, ffn.A, ffn.w, c=plan.c, a=ffn.a, b=ffn.b)
-    return model, form, orientation, paths, plan, n_ffn
+    return model, form, orientation, paths, plan, n_ffn, sighting
 
 
-def _standing_all(m, residual: bool) -> tuple:
-    return _standing(m) + ((RESIDUAL_REGIONS,) if residual else ())
+def _standing_all(m, residual: bool, seen: bool = False) -> tuple:
+    """The FFN part's assumptions ("no hidden units" unless its check line proved every unit) and, with the
+    residual, that every pair stays in its regions."""
+    return _standing(m, seen) + ((RESIDUAL_REGIONS,) if residual else ())
 
 
 def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: bool = False, seed=None,
@@ -483,19 +484,21 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
                               "(learn it with mode='float')")
     run = Run(SPEC, oracle, mode="certified", checks=checks, check_seed=check_seed)
     with run:
-        model, form, orientation, paths, plan, n_ffn = _plan(
+        model, form, orientation, paths, plan, n_ffn, sighting = _plan(
             run.ask, lambda: run.transcript, run.replay, d, run.arith, m=m, seed=seed, retries=retries,
             max_units=max_units, residual=residual)
         details = TransformerBiasedDetails(
             function_form=form, unit_forms=orientation.solutions, identifiable=False,
             orientations=len(orientation.solutions),
-            unit_reason=(orientation.reason or "one orientation found") + "; the units are not claimed identified",
-            hyperplanes=len(form.normals), proved_hyperplanes=0, units_seen=False,
-            sighting="not checked: the learner of networks with biases states no hidden units", paths=paths, seed=seed,
+            unit_reason=(orientation.reason or "one orientation found") + "; the block's units are not claimed "
+                        "identified (the canonical form is the function g₁)",
+            hyperplanes=len(form.normals), proved_hyperplanes=sighting.proved, units_seen=sighting.seen,
+            sighting=sighting.reason, paths=paths, seed=seed,
             ffn_queries=n_ffn, attention_queries=plan.queries, residual=residual, rescaled=plan.rescaled,
             c=plan.c, K=plan.K)
         conditions = {"seed": seed, "retries": retries, "residual": residual, **({"m": m} if m is not None else {})}
-        return run.finish(model, conditions=conditions, details=details, standing=_standing_all(m, residual))
+        return run.finish(model, conditions=conditions, details=details,
+                          standing=_standing_all(m, residual, sighting.seen))
 
 
 def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_units: int) -> LearnResult:
@@ -652,14 +655,16 @@ def _check_certificate(model, transcript, conditions) -> registry.Rederived:
         return registry.Rederived("the certified block's residual flag is not the one the learner ran with", standing)
     box = ExactOracle(model)
     try:
-        found, *_ = _plan(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr), model.d,
-                          get_arithmetic("certified", box), m=conditions.get("m"), seed=conditions["seed"],
-                          retries=conditions.get("retries", 3), max_units=1 << 16, residual=residual)
+        found, *_, sighting = _plan(box.query_batch, lambda: box.transcript, lambda mdl, tr: failed_entries(mdl, tr),
+                                    model.d, get_arithmetic("certified", box), m=conditions.get("m"),
+                                    seed=conditions["seed"], retries=conditions.get("retries", 3), max_units=1 << 16,
+                                    residual=residual)
     except (ExactAttentionError, ArithmeticError) as e:
         return registry.Rederived(f"re-running the learner on the certified block fails: {type(e).__name__}: {e}"[:300],
                                   standing)
+    # the FFN part's sighting is the re-run's own (never read from the certificate)
     return rerun_verdict(registry, found.canonical() == model.canonical(), [q.X for q in box.transcript], transcript,
-                         standing, "block", "block")
+                         _standing_all(conditions.get("m"), residual, sighting.seen), "block", "block")
 
 
 SPEC = (
