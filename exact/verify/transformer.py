@@ -36,7 +36,8 @@ def _ffn_check(case: NetworkCase) -> Verdict:
 
 
 def _biased_check(case: NetworkCase) -> Verdict:
-    """Networks with biases: the affine function form exactly, within the stated bound, "no hidden units" stated."""
+    """Networks with biases: the affine function form exactly, within the stated bound; "no hidden units"
+    stated unless the check line proved every unit (then the units must be the network's where identified)."""
     net, m = case.net, case.net.m
     oracle = ExactOracle(net)
     r = registry.get("ffn-biased").learn(oracle, m=m, seed=0)
@@ -45,7 +46,10 @@ def _biased_check(case: NetworkCase) -> Verdict:
         (r.model.function_form() == net.function_form(), "the returned network computes another function"),
         (r.exact, "the result is not labelled exact"),
         (r.certificate.check().holds, "its certificate does not hold"),
-        (any(a.startswith("no hidden units") for a in r.assumptions), "'no hidden units' is not stated"))
+        (any(a.startswith("no hidden units") for a in r.assumptions) != r.details["units_seen"],
+         "'no hidden units' is stated although every unit was seen, or dropped although not"),
+        (not r.details["identifiable"] or r.model.unit_form() == net.unit_form(),
+         "the units are claimed identified but differ from the network's"))
     total = oracle.count
     count = FFN_BIASED.check(total, reported=r.queries + r.verification_queries, at_most=True, d=net.d, m=m)
     params = m * (net.d + 2) + 1
@@ -101,7 +105,8 @@ def _biased_transformer_check(case: TransformerCase) -> Verdict:
         (r.model.canonical() == T.canonical(), "the learned canonical form differs from the model's"),
         (r.exact, "the result is not labelled exact"),
         (r.certificate.check().holds, "its certificate does not hold"),
-        (any(a.startswith("no hidden units") for a in r.assumptions), "'no hidden units' is not stated"))
+        (any(a.startswith("no hidden units") for a in r.assumptions) != det["units_seen"],
+         "'no hidden units' is stated although every unit was seen, or dropped although not"))
     q_ffn = det["ffn_queries"]
     bound = FFN_BIASED(d=d, m=T.m)
     count = TRANSFORMER_BIASED.check(oracle.count - r.verification_queries, reported=r.queries, d=d, q_ffn=q_ffn,
