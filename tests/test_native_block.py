@@ -13,7 +13,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from exact import ExactOracle  # noqa: E402
-from exact.errors import InvalidArgument  # noqa: E402
+from exact.errors import InvalidArgument, PrecisionInsufficient  # noqa: E402
 from exact.learn import learn_transformer_biased  # noqa: E402
 from exact.native import TorchOracle, native_model  # noqa: E402
 from exact.native_block import torch_block  # noqa: E402
@@ -155,9 +155,44 @@ def test_a_block_with_biases_is_learned_from_its_float_answers_within_the_estima
     assert form_error(r.details.form, truth.function_form, normalize="kink")["within"]
 
 
-def test_a_residual_block_from_float_answers_is_refused():
-    with pytest.raises(InvalidArgument, match="residual.*not built"):
-        learn_transformer_biased(TorchOracle(_block(4, 6, 0, residual=True)), m=6, residual=True, seed=0)
+def _biased_block(d, m, seed, *, residual):
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, 1, batch_first=True, dtype=torch.float64).eval()
+    with torch.no_grad():
+        mha.in_proj_bias.normal_()  # torch starts these at 0
+        mha.out_proj.bias.normal_()
+    ffn = torch.nn.Sequential(torch.nn.Linear(d, m), torch.nn.ReLU(), torch.nn.Linear(m, 1)).double()
+    return torch_block(mha, ffn, residual=residual)
+
+
+@pytest.mark.parametrize("d, m, seed", [(2, 4, 3), (3, 5, 1), (4, 6, 0), (4, 6, 8), (8, 8, 2)])
+def test_a_residual_block_is_learned_from_its_float_answers_within_the_estimate(d, m, seed):
+    """The residual: K = (I + V)⁻¹V from the ± pairs, W and c from their logits, each entry against the
+    block's weights (written out from its state dicts) and within its estimate."""
+    from exact.learn.ffn_float import form_error
+    from exact.learn.transformer_residual_float import RESIDUAL_FLOAT_REGIONS
+
+    block = _biased_block(d, m, seed, residual=True)
+    truth = _by_hand(block).canonical()
+    r = learn_transformer_biased(TorchOracle(block), m=m, seed=seed, residual=True)
+    det = r.details
+    assert r.mode == "float" and not r.exact and RESIDUAL_FLOAT_REGIONS in r.assumptions
+    W_err = max(abs(Fraction(a) - b) for ra, rb in zip(r.model.W, truth.W) for a, b in zip(ra, rb))
+    c_err = max(abs(Fraction(a) - b) for a, b in zip(r.model.c, truth.c))
+    K_err = max(abs(Fraction(float(a)) - b) for ra, rb in zip(det.K, truth.K) for a, b in zip(ra, rb))
+    assert W_err <= det.W_estimate and c_err <= det.W_estimate and K_err <= det.K_estimate
+    assert det.W_estimate < 1e-7 and det.K_estimate < 1e-8
+    assert form_error(det.form, truth.function_form, normalize="kink")["within"]
+    assert r.details.compare(r, _by_hand(block)).within
+
+
+def test_a_block_of_the_other_kind_from_float_answers_is_refused():
+    from exact.errors import OracleInconsistent
+
+    with pytest.raises(OracleInconsistent, match="K is I within its estimate"):
+        learn_transformer_biased(TorchOracle(_biased_block(3, 5, 1, residual=False)), m=5, residual=True, seed=1)
+    with pytest.raises((OracleInconsistent, PrecisionInsufficient)):
+        learn_transformer_biased(TorchOracle(_biased_block(3, 5, 1, residual=True)), m=5, residual=False, seed=1)
 
 
 def _plain_block(d, m, seed, *, residual):

@@ -523,10 +523,13 @@ def float_form_rows(form: FloatForm, limit: int = 8) -> list:
 BLOCK_CHECKS = 6
 
 
-def check_block(run, model, form: FloatForm, score_err: float, rng, n: int = BLOCK_CHECKS) -> float:
+def check_block(run, model, form: FloatForm, score_err: float, rng, n: int = BLOCK_CHECKS, *, K=None,
+                K_err: float = 0.0) -> float:
     """``n`` random sequences (lengths 2 and 3) asked of the block: each answer must lie within 4× the
     error the estimates imply there (the scores' error moving the attention average, through the FFN's
-    Lipschitz bound, plus the form's own error and the answer's); returns the worst ratio (<= 1)."""
+    Lipschitz bound, plus the form's own error and the answer's; with a residual's ``K`` and its entrywise
+    bound ``K_err``, the point ``x_N + K(h̄ − x_N)`` and ``K``'s error moving it); returns the worst ratio
+    (<= 1)."""
     d = form.d
     lip = float(np.abs(form.linear[:d]).sum() + np.abs(form.kinks) @ np.abs(form.normals[:, :d]).sum(axis=1)) \
         if form.kinks.size else float(np.abs(form.linear[:d]).sum())
@@ -547,6 +550,11 @@ def check_block(run, model, form: FloatForm, score_err: float, rng, n: int = BLO
         alpha /= alpha.sum()
         hbar = alpha @ X
         moved = math.expm1(min(2 * ds, 700.0)) * float(np.abs(X - hbar).max())
+        if K is not None:  # the residual: g₁ is read at x_N + K(h̄ − x_N)
+            gap = hbar - X[-1]
+            point = X[-1] + K @ gap
+            moved = float(np.abs(K).sum(axis=1).max()) * moved + K_err * float(np.abs(gap).sum())
+            hbar = point
         bound = float(form.value_error(hbar[None, :])[0]) + lip * moved + e
         dev = abs(float(model.float(X)) - y)
         ratio = dev / max(4 * bound, 1e-300)

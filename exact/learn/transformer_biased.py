@@ -475,8 +475,10 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
         seed = secrets.randbits(63)
     if mode == "float" or (mode is None and not oracle.exact):
         if residual:
-            raise InvalidArgument("residual: a block with a residual is learned from exact answers only (its float "
-                                  "version is not built)")
+            from .transformer_residual_float import learn_residual_float
+
+            return learn_residual_float(oracle, d, spec=SPEC, m=m, seed=seed, check_seed=check_seed,
+                                        retries=min(retries, 2), max_units=max_units)
         return _learn_float(oracle, d, m=m, seed=seed, check_seed=check_seed, retries=min(retries, 2),
                             max_units=max_units)
     if not oracle.exact:
@@ -582,12 +584,18 @@ class TransformerBiasedFloatDetails(Details):
     W_estimate: float
     W_errors: Any
     c_errors: Any
+    K: Any = None  # with the residual: K = (I + V)⁻¹V in float64, its largest and entrywise estimates
+    K_estimate: float = 0.0
+    K_errors: Any = None
 
     def model_rows(self, result) -> list:
         from .ffn_float import float_form_rows
 
-        return ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
-            ["c = [" + ", ".join(f"{float(x):.17g}" for x in result.model.c) + "]"] + float_form_rows(self.form)
+        rows = ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
+            ["c = [" + ", ".join(f"{float(x):.17g}" for x in result.model.c) + "]"]
+        if self.K is not None:
+            rows += ["K = (I + V)⁻¹V ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in self.K]
+        return rows + float_form_rows(self.form)
 
     def compare(self, result, truth) -> Comparison:
         from .ffn_float import compare_forms
@@ -596,12 +604,22 @@ class TransformerBiasedFloatDetails(Details):
         c_true = cf.c if cf.c is not None else (0,) * truth.d
         W_err = max(abs(float(a) - float(b)) for ra, rb in zip(result.model.W, cf.W) for a, b in zip(ra, rb))
         c_err = max(abs(float(a) - float(b)) for a, b in zip(result.model.c, c_true))
-        return compare_forms(self.form, cf.function_form, (("W", W_err, self.W_estimate), ("c", c_err, self.W_estimate)))
+        extra: tuple = (("W", W_err, self.W_estimate), ("c", c_err, self.W_estimate))
+        if self.K is not None:
+            if cf.K is None:
+                K_err = math.inf  # a residual result for a block without one
+            else:
+                K_err = max(abs(float(a) - float(b)) for ra, rb in zip(self.K, cf.K) for a, b in zip(ra, rb))
+            extra += (("K", K_err, self.K_estimate),)
+        return compare_forms(self.form, cf.function_form, extra)
 
     def rows(self, result) -> list:
-        return [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
-                             f"{self.form.error_estimate:.3g}"),
-                ("attention", f"W and c from {self.attention_queries} queries, largest estimate {self.W_estimate:.3g}")]
+        out = [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
+                            f"{self.form.error_estimate:.3g}"),
+               ("attention", f"W and c from {self.attention_queries} queries, largest estimate {self.W_estimate:.3g}")]
+        if self.K is not None:
+            out.append(("residual", f"K = (I + V)⁻¹V from the probe pairs, largest estimate {self.K_estimate:.3g}"))
+        return out
 
 
 @dataclass(frozen=True)
