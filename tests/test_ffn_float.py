@@ -235,3 +235,27 @@ def test_fewer_hyperplanes_than_m_are_stated():
         return
     assert r.details.kinks < 3
     assert any(a.startswith("m = 3 is an upper bound not reached: 2 hyperplanes found") for a in r.assumptions)
+
+
+# -- found by an adversarial review (second round) ----------------------------------------------------
+
+
+def test_an_offset_read_where_the_crossing_cancels_the_line_point_stays_within_its_estimate():
+    """d = 1, offsets ~1e-6: the first reading computed x_k = P + t·D with P + t·D ≈ 0, and its rounding
+    (relative to |P| + |t·D|, not |x_k|) was missing from the estimate (reported: 2.8e-17 against 4.9e-21)."""
+    net = ReLUFFN([[1.0], [1.75], [-13 / 7]], [1.0, -2.0, 2.0], a=[2e-6, -0.25e-6, -4 / 3 * 1e-6], b=0.0)
+    r = learn_ffn(FloatOracle(net), m=3, mode="float", seed=795330936, check_seed=795330936)
+    for n in FORMS:
+        assert form_error(r.details.form, net.function_form(), normalize=n)["within"], n
+
+
+@pytest.mark.parametrize("d, m, seed, line", [(16, 32, 324, 264476363), (32, 32, 70, 2106724916)])
+def test_a_weak_unit_whose_largest_entries_tie_is_compared_up_to_sign(d, m, seed, line):
+    """Two largest normal entries of opposite signs (−2 and 2) and a weak unit (w ×1e-6): the learned row
+    may be scaled by either, which negates it; κ|z| = κ|−z|, so rows are matched and compared up to sign
+    (reported: every form "outside" by about 3, while the row was within its estimate)."""
+    net = ReLUFFN.random(d, m, seed=seed, biases=True)
+    net = ReLUFFN(net.A, [net.w[0] * Fraction(1, 10**6)] + list(net.w[1:]), net.a, net.b)
+    r = learn_ffn(FloatOracle(net), m=m, mode="float", seed=line, check_seed=line)
+    for n in FORMS:
+        assert form_error(r.details.form, net.function_form(), normalize=n)["within"], n

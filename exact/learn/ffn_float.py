@@ -235,11 +235,14 @@ def form_error(form: FloatForm, truth: FunctionForm, *, normalize: str = "first"
     used: set = set()
     en = ek = 0.0
     within = True
+    # κ|n·x + o| = κ|(−n)·x − o|: a row and its negation are one term, so rows are matched and compared up
+    # to sign (a normal whose two largest entries tie in size, with opposite signs, may be scaled by either)
     for i, n in enumerate(form.normals):
         j = min((j for j in range(mn.shape[0]) if j not in used),
-                key=lambda j: float(np.abs(mn[j] - learned_max[i]).max()))
+                key=lambda j: min(float(np.abs(mn[j] - learned_max[i]).max()),
+                                  float(np.abs(mn[j] + learned_max[i]).max())))
         used.add(j)
-        dn = np.abs(tn[j] - n)
+        dn = min((np.abs(tn[j] - n), np.abs(tn[j] + n)), key=lambda v: float(v.max()))
         dk = abs(tk[j] - form.kinks[i])
         en, ek = max(en, float(dn.max())), max(ek, dk)
         within &= bool((dn <= form.normals_err[i]).all()) and dk <= form.kinks_err[i]
@@ -435,8 +438,9 @@ def _hyperplanes(Gs, Gerr, scan: _Scan, P, D) -> tuple:
         n_err[j] = 0.0
         xk = P + t * D
         o = -float(n @ xk)
-        # the estimate: n's errors over x_k, t's error along D, and the rounding of x_k and of the dot product
-        terms = float(np.abs(n) @ np.abs(xk))
+        # the estimate: n's errors over x_k, t's error along D, and the rounding of x_k = P + t·D (relative to
+        # |P| + |t·D|, which cancel when the crossing lies near the origin) and of the dot product
+        terms = float(np.abs(n) @ (np.abs(P) + abs(t) * np.abs(D)))
         o_err = float(np.abs(xk) @ n_err + abs(float(n @ D)) * terr) + (d + 4) * 2.0**-52 * terms
         kap = c * np.sign(float(n @ D)) / 2
         normals.append(np.append(n, o))
