@@ -43,9 +43,10 @@ def _grid(x: np.ndarray, unit: float) -> np.ndarray:
     return np.clip(np.round(x / unit * (1 << GRID_BITS)), -lim, lim) / (1 << GRID_BITS) * unit
 
 
-def _line(N: np.ndarray, j: int, shift: float, q: np.ndarray) -> tuple:
+def _line(N: np.ndarray, Ne: np.ndarray, j: int, shift: float, q: np.ndarray) -> tuple:
     """The point (on the grid of :class:`Searcher`), direction, unit and the room left and right of plane
-    ``j``'s crossing ``t_j`` along it."""
+    ``j``'s crossing ``t_j`` along it: up to the nearest other crossing, less both crossings' uncertainty
+    (from the rows' estimates), so that the segment's samples keep off every learned plane but ``j``."""
     d = N.shape[1] - 1
     n, o = N[j, :d], N[j, d]
     foot = -o * n / float(n @ n) + shift * q
@@ -54,14 +55,18 @@ def _line(N: np.ndarray, j: int, shift: float, q: np.ndarray) -> tuple:
     P = _grid(foot, unit)
     D = _grid(n / float(np.abs(n).max()), 1.0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = -(N[:, :d] @ P + N[:, d]) / (N[:, :d] @ D)
-    tj = float(t[j])
-    others = np.delete(t, j)
-    others = others[np.isfinite(others)]
+        slope = N[:, :d] @ D
+        t = -(N[:, :d] @ P + N[:, d]) / slope
+        # a crossing's uncertainty: the row's errors at the point P + t·D, over the row's slope along D
+        reach = np.abs(P)[None, :] + np.abs(t)[:, None] * np.abs(D)[None, :]
+        dt = ((Ne[:, :d] * reach).sum(axis=1) + Ne[:, d]) / np.abs(slope)
+    tj, dtj = float(t[j]), float(dt[j])
+    keep = np.isfinite(t) & (np.arange(len(t)) != j)
+    others, dto = t[keep], np.nan_to_num(dt[keep], nan=np.inf)
     cap = unit
-    right = float(np.min(others[others > tj] - tj, initial=cap))
-    left = float(np.min(tj - others[others < tj], initial=cap))
-    return P, D, unit, tj, left, right
+    right = float(np.min((others - tj - dto)[others > tj], initial=cap)) - dtj
+    left = float(np.min((tj - others - dto)[others < tj], initial=cap)) - dtj
+    return P, D, unit, tj, max(left, 0.0), max(right, 0.0)
 
 
 def _second_crossing(ask, N: np.ndarray, Ne: np.ndarray, j: int) -> tuple | None:
@@ -74,7 +79,7 @@ def _second_crossing(ask, N: np.ndarray, Ne: np.ndarray, j: int) -> tuple | None
     q = q / nq if nq > 0 else q
     candidates = []
     for shift in SHIFTS:
-        P, D, unit, tj, left, right = _line(N, j, shift, q)
+        P, D, unit, tj, left, right = _line(N, Ne, j, shift, q)
         candidates.append((min(left, right) / unit, P, D, unit, tj, left, right))
         if candidates[-1][0] >= ENOUGH_ROOM:
             break
