@@ -347,7 +347,7 @@ def float_ffn_plan(ask, d: int, *, m, seed: int, windows=(1.0, 2.0**10, 2.0**20)
         gx_err.append(e0)
     base = min(range(len(mids)), key=lambda r: abs(mids[r]))  # L and ℓ₀ where |x| is smallest
     N, Ne, kap, ke = _hyperplanes(Gs, Gerr, scan, P, D)
-    N, Ne, refined = refine_offsets(ask, N, Ne)
+    N, Ne, refined = refine_offsets(ask, N, Ne, kap, ke)
     form = _form(N, Ne, kap, ke, Gs, Gerr, gx, gx_err, xs, D, base)
     facts = {"kinks": K, "window": T, "seed": seed, "line_samples": n0, "offsets_refined": refined}
     return form, facts

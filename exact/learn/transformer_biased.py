@@ -509,6 +509,7 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
     asked, and ``ℓ = σ⁻¹((T − g₁(p))/(g₁(p + tu) − g₁(p)))`` carries its first-order error to
     ``uᵀ(Wp + c) = ℓ/t`` and, through the exact inverses of the directions and the points, to W and c."""
     from .ffn_float import _asker, check_block, float_extract, float_standing
+    from .transformer_residual_float import logit_interval
 
     if check_seed is None:
         check_seed = secrets.randbits(63)
@@ -538,15 +539,10 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
             if not abs(slope) > 8 * e_slope:
                 raise PrecisionInsufficient("a probe segment's slope is below the float answers' resolution")
             alpha = (T - base) / slope
-            e_alpha = (e_T + e_base + abs(alpha) * e_slope) / abs(slope)
-            if not (e_alpha < alpha < 1 - e_alpha):
-                raise OracleInconsistent(
-                    f"a probe's answer implies a softmax weight {alpha:.3g} (± {e_alpha:.2g}) not inside (0, 1): the "
-                    "black box is not a one-layer Transformer with biases and no residual, or the float answers do not "
-                    "resolve it")
-            ell = math.log(alpha / (1 - alpha))
-            ys.append(ell / float(pr.t))
-            es.append(e_alpha / (alpha * (1 - alpha)) / float(pr.t))
+            e_alpha = (e_T + e_base + abs(alpha) * e_slope) / abs(slope) * (1 + 1e-9)
+            y, e_y = logit_interval(alpha, e_alpha, float(pr.t), "a probe's answer")
+            ys.append(y)
+            es.append(e_y)
         Z, Ze = [], []
         for k in range(d + 1):
             idx = [i for i, pr in enumerate(probes) if pr.k == k]

@@ -31,13 +31,13 @@ from fractions import Fraction
 
 import numpy as np
 
-from ..errors import NotIdentifiable, OracleInconsistent
+from ..errors import NotIdentifiable, OracleInconsistent, PrecisionInsufficient
 from ..linalg import QMatrix
 from ..sequences import Sequence
 from .driver import Run
 from .result import LearnResult
 
-__all__ = ["learn_residual_float", "ROUNDS", "RESIDUAL_FLOAT_REGIONS"]
+__all__ = ["learn_residual_float", "logit_interval", "ROUNDS", "RESIDUAL_FLOAT_REGIONS"]
 
 #: Rounds of asking the pairs that leave their regions again, each at a quarter of the room.
 ROUNDS = 6
@@ -193,12 +193,36 @@ def _logit(a: float, b: float, ea: float, eb: float, g: float, ge: float, t: flo
         raise NotIdentifiable(f"at probe point {k} the attention barely moves the FFN (|T₊ − T₋| = {abs(kp):.3g} within "
                               f"8× its error {ke:.2g}) along every direction tried: no logit there")
     alpha = (a - g) / kp
-    e_alpha = (ea + ge + abs(alpha) * ke) / abs(kp)
-    if not (e_alpha < alpha < 1 - e_alpha):
+    e_alpha = (ea + ge + abs(alpha) * ke) / abs(kp) * (1 + 1e-9)
+    return logit_interval(alpha, e_alpha, t, "a residual probe's answers")
+
+
+def logit_interval(alpha: float, e_alpha: float, t: float, what: str) -> tuple[float, float]:
+    """``σ⁻¹(α)/t`` and its error for ``α`` known within ``e_alpha``: the logit's distance to the ends of
+    ``[σ⁻¹(α − e), σ⁻¹(α + e)]`` (σ⁻¹ is increasing, so this holds however large ``e`` is against ``α``).
+
+    Raises
+    ------
+    PrecisionInsufficient
+        ``α ± e`` reaches 0 or 1 while ``α`` lies inside: a score too large for the answers to resolve.
+    OracleInconsistent
+        ``α`` itself lies outside (0, 1) beyond its error.
+    """
+
+    def logit(x: float) -> float:
+        return math.log(x) - math.log1p(-x)
+
+    if not (0 < alpha - e_alpha and alpha + e_alpha < 1):
+        if -e_alpha < alpha < 1 + e_alpha and 0 < alpha < 1:
+            raise PrecisionInsufficient(
+                f"{what} imply a softmax weight {alpha:.3g} (± {e_alpha:.2g}) too near 0 or 1 for the float answers "
+                "to resolve its logit (a score of that size saturates the softmax): smaller scores, or exact answers")
         raise OracleInconsistent(
-            f"a residual probe's answers imply a softmax weight {alpha:.3g} (± {e_alpha:.2g}) not inside (0, 1): the "
-            "black box is not a one-layer Transformer with a residual, or the float answers do not resolve it")
-    return math.log(alpha / (1 - alpha)) / t, e_alpha / (alpha * (1 - alpha)) / t
+            f"{what} imply a softmax weight {alpha:.3g} (± {e_alpha:.2g}) not inside (0, 1): the black box is not a "
+            "one-layer Transformer of this class, or the float answers do not resolve it")
+    ell = logit(alpha)
+    err = max(ell - logit(alpha - e_alpha), logit(alpha + e_alpha) - ell)
+    return ell / t, err * (1 + 1e-9) / abs(t) + 2.0**-50 * abs(ell / t)
 
 
 #: Point sets drawn for the residual's probes before its gradients are declared not to span.
@@ -206,9 +230,10 @@ POINT_SETS = 16
 
 
 def _spanning_points(fform, seed: int, d: int) -> tuple:
-    """``d + 1`` probe points (exact and float) whose learned gradients span ``ℝ^d`` by more than their
-    errors (their smallest singular value, and each one's largest entry, above 2^20 times the largest
-    gradient error), and the gradients."""
+    """``d + 1`` probe points (exact and float), each farther from every learned plane than 2^10 times the
+    plane's uncertainty there, whose learned gradients span ``ℝ^d`` by more than their errors (their
+    smallest singular value, and each one's largest entry, above 2^20 times the largest gradient
+    error), the extra point's gradient apart from the others', and the gradients."""
     from .transformer_biased import _points
 
     form = fform.to_function_form()
@@ -216,18 +241,46 @@ def _spanning_points(fform, seed: int, d: int) -> tuple:
     for attempt in range(POINT_SETS):
         pts_q, _, _ = _points(form, np.random.default_rng([seed, 1, attempt] if attempt else [seed, 1]), True)
         pts = np.array([[float(x) for x in p] for p in pts_q])
+        if not all(_off_planes(fform, p) for p in pts):
+            continue  # a point within its rows' uncertainty of a learned plane: its region is not known
         grads = [_gradient(fform, p) for p in pts]
         G = np.array([gk for gk, _ in grads])
         sv = float(np.linalg.svd(G, compute_uv=False).min())
         err = float(max(float(e.max()) for _, e in grads))
         best = max(best, sv)
         floor = 2.0**20 * max(err, 2.0**-52 * float(np.abs(G).max()))
-        # and every point's own gradient well above its error (a flat region's learned gradient is noise)
-        if sv > floor and all(float(np.abs(gk).max()) > floor for gk, _ in grads):
+        # every point's own gradient well above its error (a flat region's learned gradient is noise), and the
+        # extra point's gradient apart from the others' (else its check of K is empty)
+        chosen = _independent(G, d)
+        extra = [k for k in range(d + 1) if k not in chosen]
+        if sv > floor and all(float(np.abs(gk).max()) > floor for gk, _ in grads) and len(chosen) == d and \
+                all(float(np.abs(G[e] - G[c]).max()) > floor for e in extra for c in chosen):
             return pts_q, pts, grads
-    raise NotIdentifiable(f"in {POINT_SETS} draws of probe points the one-token function's gradients never span ℝ^d "
-                          f"by more than their errors (smallest singular value {best:.2g}): the residual's K is seen "
-                          "only along the FFN's gradients")
+    raise NotIdentifiable(f"in {POINT_SETS} draws of probe points, none clear of the learned planes with the one-token "
+                          f"function's gradients spanning ℝ^d by more than their errors (best smallest singular value "
+                          f"{best:.2g}): the residual's K is seen only along the FFN's gradients")
+
+
+def _off_planes(fform, p: np.ndarray) -> bool:
+    """``p`` lies farther from every learned plane than 2^10 times the plane's uncertainty there."""
+    if not fform.kinks.size:
+        return True
+    z = np.abs(fform.normals @ np.append(p, 1.0))
+    unc = fform.normals_err[:, :-1] @ np.abs(p) + fform.normals_err[:, -1] + 2.0**-52 * (np.abs(fform.normals[:, :-1])
+                                                                                          @ np.abs(p))
+    return bool((z > 2.0**10 * unc + 1e-300).all())
+
+
+def _independent(G: np.ndarray, d: int) -> list[int]:
+    """The first ``d`` rows of ``G`` that are independent (greedy), as :func:`_learn_K` chooses them."""
+    chosen: list[int] = []
+    for k in range(len(G)):
+        trial = chosen + [k]
+        if np.linalg.matrix_rank(G[trial]) == len(trial):
+            chosen = trial
+        if len(chosen) == d:
+            break
+    return chosen
 
 
 def _learn_K(grads, R: np.ndarray, Re: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -235,13 +288,7 @@ def _learn_K(grads, R: np.ndarray, Re: np.ndarray, d: int) -> tuple[np.ndarray, 
     independent ones), its first-order error, and the extra point's rows checked within their estimates."""
     G = np.array([gk for gk, _ in grads])
     Gerr = np.array([e for _, e in grads])
-    chosen: list[int] = []
-    for k in range(len(grads)):
-        trial = chosen + [k]
-        if np.linalg.matrix_rank(G[trial]) == len(trial):
-            chosen = trial
-        if len(chosen) == d:
-            break
+    chosen = _independent(G, d)
     if len(chosen) < d:
         raise NotIdentifiable("the probe points' gradients do not span ℝ^d: the residual's K is not seen")
     Ginv = np.linalg.inv(G[chosen])
