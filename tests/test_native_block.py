@@ -223,3 +223,54 @@ def test_a_zero_offset_stays_within_its_estimate():
     r = learn_transformer(TorchOracle(block), m=4, seed=896178)
     for n in ("first", "max", "kink"):
         assert form_error(r.details.form, native_model(block).ffn.function_form(), normalize=n)["within"], n
+
+
+# -- found by an adversarial review of the residual float path -----------------------------------------
+
+
+def _scaled_block(d, m, seed, *, residual=True, biases=True, score_scale=1.0):
+    torch.manual_seed(seed)
+    mha = torch.nn.MultiheadAttention(d, 1, batch_first=True, dtype=torch.float64).eval()
+    with torch.no_grad():
+        if biases:
+            mha.in_proj_bias.normal_()
+            mha.out_proj.bias.normal_()
+        mha.in_proj_weight[:2 * d].mul_(math.sqrt(score_scale))
+        mha.in_proj_bias[:2 * d].mul_(math.sqrt(score_scale))
+    ffn = torch.nn.Sequential(torch.nn.Linear(d, m), torch.nn.ReLU(), torch.nn.Linear(m, 1)).double()
+    with torch.no_grad():
+        if not biases:
+            ffn[0].bias.zero_()
+            ffn[2].bias.zero_()
+    return torch_block(mha, ffn, residual=residual)
+
+
+def _within_or_refused(block, m, seed, *, residual=True) -> bool:
+    from exact.errors import ExactAttentionError
+
+    try:
+        r = learn_transformer_biased(TorchOracle(block), m=m, seed=seed, residual=residual)
+    except ExactAttentionError:
+        return False
+    assert r.details.compare(r, native_model(block)).within
+    return True
+
+
+def test_a_saturated_softmax_weight_bounds_its_logit_by_the_interval_ends():
+    """Scores ×100: a probe's α = 1.8e-13 ± 4.5e-14; the first-order logit error was too small (c off by
+    0.554 against 0.504): the logit is now bounded by σ⁻¹ at the ends of α's interval."""
+    assert _within_or_refused(_scaled_block(1, 2, 3, score_scale=100), 2, 3)
+
+
+def test_a_bias_free_residual_block_keeps_its_probe_points_off_the_learned_planes():
+    """All planes through the origin: a probe point there had its region guessed from offsets of noise
+    (W off by 7.6e15 against 102, K by 1.07 against 3e-13); points are now clear of every learned plane."""
+    _within_or_refused(_scaled_block(2, 3, 12, biases=False), 3, 12)
+
+
+def test_a_bias_free_block_without_a_residual_is_not_returned_as_one_with():
+    from exact.errors import ExactAttentionError
+
+    with pytest.raises(ExactAttentionError):
+        learn_transformer_biased(TorchOracle(_scaled_block(2, 3, 12, residual=False, biases=False)), m=3, seed=12,
+                                 residual=True)
