@@ -33,14 +33,11 @@ random verification sequences are decided exactly.
 
 from __future__ import annotations
 
-import math
 import secrets
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
-from flint import fmpq
 
 from .. import registry
 from ..arith import Measurement
@@ -50,19 +47,18 @@ from ..linalg import QMatrix
 from ..numbers import format_rational
 from ..oracles import answer_difference, answer_equals_logistic
 from ..protocols import Oracle
-from ..sequences import Sequence
 from ..transformer import Transformer
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .ffn import FFN_CONDITIONS, FFNDetails, check_options
 from .ffn_affine import _extract, _standing
 from ._common import rerun_verdict
-from .details import Comparison, Details
 from .result import LearnResult
+from .transformer_points import (_basis, _dot, _fq, _margin, _points, _pow2_below, _Probe, _region,
+                                 _residual_model, _steep_basis)
+from .transformer_residual_float import TransformerBiasedFloatDetails, learn_residual_float, logit_interval
 
 __all__ = ["learn_transformer_biased", "attention_query_count", "SPEC"]
 
-#: Candidate point sets tried (query-free, on the learned form) before the block is called not identifiable.
-POINT_DRAWS = 64
 #: How many times one residual probe pair is asked again, each time at a sixteenth of its scale.
 RESCALES = 4
 
@@ -78,148 +74,6 @@ def attention_query_count(d: int, residual: bool) -> int:
     (72, 144)
     """
     return d * (d + 1) * (2 if residual else 1)
-
-
-def _planes(form: FunctionForm) -> list:
-    """The hyperplanes ``(n, o)`` of a function form (offset 0 for a bias-free one)."""
-    d = form.d
-    return [(n[:d], n[d] if form.affine else Fraction(0)) for n in form.normals]
-
-
-def _region(form: FunctionForm, x) -> tuple | None:
-    """The signs of ``n_jᵀx + o_j`` at ``x`` (``None`` on a hyperplane)."""
-    signs = []
-    for n, o in _planes(form):
-        z = _dot(n, x) + o
-        if z == 0:
-            return None
-        signs.append(z > 0)
-    return tuple(signs)
-
-
-def _gradient(form: FunctionForm, signs: tuple) -> list:
-    """``g₁``'s gradient on the region with these signs: ``L + Σ_j κ_j·(±n_j)``."""
-    d = form.d
-    G = list(form.linear[:d])
-    for (n, _), k, s in zip(_planes(form), form.kinks, signs):
-        for i in range(d):
-            G[i] += k * n[i] if s else -k * n[i]
-    return G
-
-
-def _margin(form: FunctionForm, x, u) -> Fraction | None:
-    """The largest ``t`` with ``x + s·u`` in ``x``'s region for ``0 <= s < t`` (``None``: no bound)."""
-    best = None
-    for n, o in _planes(form):
-        z = _dot(n, x) + o
-        nu = _dot(n, u)
-        if nu and (z > 0) != (nu > 0):
-            t = abs(z / nu)
-            best = t if best is None or t < best else best
-    return best
-
-
-def _pow2_below(x: Fraction | None, cap: Fraction = Fraction(1)) -> Fraction:
-    """The largest power of two ``< x/2`` and ``<= cap``."""
-    t = cap
-    while x is not None and t >= x / 2:
-        t /= 2
-    return t
-
-
-@dataclass
-class _Probe:
-    """One direction ``u`` at point ``k``: the scale ``t``, the answers, ``κ`` (with the residual)."""
-
-    k: int
-    u: list
-    t: Fraction
-    plus: object = None
-    minus: object = None
-    kappa: Fraction | None = None
-
-    def seq(self, p, sign: int = 1) -> Sequence:
-        """``[p + sign·t·u; p]``."""
-        top = {i: x + sign * self.t * y for i, (x, y) in enumerate(zip(p, self.u)) if x + sign * self.t * y}
-        return Sequence.sparse(len(p), [top, {i: x for i, x in enumerate(p) if x}])
-
-
-def _scale_of(form: FunctionForm) -> int:
-    """A box ``[−R, R]^d`` holding the hyperplanes' points nearest the origin (so random points in
-    it fall in many regions)."""
-    R = 1
-    for n, o in _planes(form):
-        norm2 = _dot(n, n)
-        if norm2:
-            R = max(R, int(2 * abs(o) / norm2 * max(abs(x) for x in n)) + 1)
-    return R
-
-
-def _points(form: FunctionForm, rng, residual: bool) -> tuple[list, list, list]:
-    """``d + 1`` affinely independent points off every hyperplane, each with a nonzero gradient
-    (with the residual, the gradients spanning ``ℝ^d``): the points, their gradients, ``g₁`` there."""
-    d = form.d
-    R = _scale_of(form)
-    for attempt in range(POINT_DRAWS):
-        scale = R << (attempt % 4)
-        pts = [[Fraction(int(x)) for x in rng.integers(-scale, scale + 1, size=d)] for _ in range(d + 1)]
-        found = [_region(form, p) for p in pts]
-        regions = [r for r in found if r is not None]
-        if len(regions) < len(pts):
-            continue
-        grads = [_gradient(form, r) for r in regions]
-        if not all(any(G) for G in grads):
-            continue
-        B = QMatrix.from_rows([p + [Fraction(1)] for p in pts])
-        if B.rank() < d + 1:
-            continue
-        if residual and QMatrix.from_rows(grads).rank() < d:
-            continue
-        return pts, grads, [form.value(p) for p in pts]
-    if not form.normals and not any(form.linear[:d]):
-        raise NotIdentifiable("the one-token function g₁ = T([x]) is constant: the FFN shows nothing of the "
-                              "attention, so W and c are not identifiable")
-    what = "spanning gradients (the residual's K is seen only along the FFN's gradients)" if residual else \
-        "a nonzero gradient"
-    raise NotIdentifiable(f"no {d + 1} affinely independent points with {what} among {POINT_DRAWS} draws: "
-                          "the one-token function is constant, or flat along too many directions, where it was probed")
-
-
-def _basis(G: list) -> list:
-    """A basis ``u_1..u_d`` with ``Gᵀu_i ≠ 0`` for all ``i``: ``e_i``, or ``e_i + e_j`` where ``G_i = 0``."""
-    d = len(G)
-    j = next(i for i, x in enumerate(G) if x)
-    out = []
-    for i in range(d):
-        u = [Fraction(0)] * d
-        u[i] = Fraction(1)
-        if not G[i]:
-            u[j] += 1
-        out.append(u)
-    return out
-
-
-def _steep_basis(G: list) -> list:
-    """A basis with ``|Gᵀu_i| >= max|G|/2`` for every ``i`` (float answers want large slopes): ``e_j`` for
-    the largest entry, ``e_i`` where ``|G_i|`` is at least half of it, else ``e_i ± e_j``."""
-    d = len(G)
-    j = max(range(d), key=lambda i: abs(G[i]))
-    out = []
-    for i in range(d):
-        u = [Fraction(0)] * d
-        u[i] = Fraction(1)
-        if i != j and 2 * abs(G[i]) < abs(G[j]):
-            u[j] += 1 if G[i] * G[j] >= 0 else -1
-        out.append(u)
-    return out
-
-
-def _dot(a, b) -> Fraction:
-    return sum((x * y for x, y in zip(a, b)), Fraction(0))
-
-
-def _fq(x: Fraction) -> fmpq:
-    return fmpq(x.numerator, x.denominator)
 
 
 @dataclass(frozen=True)
@@ -391,21 +245,6 @@ def _outside(probes, pts, form: FunctionForm, K) -> list:
     return out
 
 
-def _residual_model(W, c, K, ffn) -> Transformer:
-    """A residual block with canonical ``(W, c, g₁, K)``: ``V = K(I − K)⁻¹``, ``A = A₁(I − K)``, ``μ = 0``."""
-    d = len(W)
-    IK = QMatrix.from_rows([[Fraction(int(i == j)) - x for j, x in enumerate(r)] for i, r in enumerate(K)])
-    if IK.rank() < d:  # K = (I + V)⁻¹V has I − K = (I + V)⁻¹, always invertible
-        same = all(x == (i == j) for i, r in enumerate(K) for j, x in enumerate(r))
-        raise OracleInconsistent(
-            "the learned K = I: the block has no residual (T(X) = g₁(h̄)); learn it with residual=False" if same else
-            "the learned K has I − K singular, which no residual block x_N + h(X) gives (I − K = (I + V)⁻¹): the "
-            "black box is not a one-layer Transformer with a residual")
-    V = (QMatrix.from_rows(K) @ IK.inv()).rows()
-    A = (QMatrix.from_rows(ffn.A) @ IK).rows()
-    return Transformer(W, A, ffn.w, c=c, V=V, mu=[0] * d, a=ffn.a, b=ffn.b, residual=True)
-
-
 def _plan(ask, transcript, replay, d: int, arith, *, m, seed: int, retries: int, max_units: int, residual: bool):
     """The whole learner without its verification queries: ``(model, form, orientation, paths, plan, ffn queries)``."""
     form, orientation, ffn, paths, sighting = _extract(ask, transcript, replay, d, m=m, seed=seed, retries=retries,
@@ -445,9 +284,9 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
     checks, check_seed, retries, max_units :
         As for :func:`~exact.learn.learn_ffn_biased`.
     mode : {None, "certified", "float"}
-        ``"float"`` (the default for an approximate oracle; without the residual only) reads float
-        answers: the FFN by the float plan, then the same logits with first-order estimates
-        (:func:`_learn_float`).
+        ``"float"`` (the default for an approximate oracle) reads float answers: the FFN by the float
+        plan, then the same logits with first-order estimates (:func:`_learn_float`; with the residual,
+        :func:`~exact.learn.transformer_residual_float.learn_residual_float`, which reads ``K`` too).
 
     Returns
     -------
@@ -475,8 +314,6 @@ def learn_transformer_biased(oracle: Oracle, *, m: int | None = None, residual: 
         seed = secrets.randbits(63)
     if mode == "float" or (mode is None and not oracle.exact):
         if residual:
-            from .transformer_residual_float import learn_residual_float
-
             return learn_residual_float(oracle, d, spec=SPEC, m=m, seed=seed, check_seed=check_seed,
                                         retries=min(retries, 2), max_units=max_units)
         return _learn_float(oracle, d, m=m, seed=seed, check_seed=check_seed, retries=min(retries, 2),
@@ -509,7 +346,6 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
     asked, and ``ℓ = σ⁻¹((T − g₁(p))/(g₁(p + tu) − g₁(p)))`` carries its first-order error to
     ``uᵀ(Wp + c) = ℓ/t`` and, through the exact inverses of the directions and the points, to W and c."""
     from .ffn_float import _asker, check_block, float_extract, float_standing
-    from .transformer_residual_float import logit_interval
 
     if check_seed is None:
         check_seed = secrets.randbits(63)
@@ -566,56 +402,6 @@ def _learn_float(oracle, d: int, *, m, seed: int, check_seed, retries: int, max_
             "learned hyperplanes, a quarter of the room to the nearest)",)
         return run.finish(model, conditions={"seed": seed, **({"m": m} if m is not None else {})}, details=details,
                           error_estimate=max(W_est, fform.error_estimate), standing=standing)
-
-
-@dataclass(frozen=True)
-class TransformerBiasedFloatDetails(Details):
-    """Float answers: the FFN's float form and plan, the queries of each part, and the estimates of W
-    (entrywise, ``W_errors``; the largest, ``W_estimate``) and of c."""
-
-    form: Any
-    ffn: Any
-    ffn_queries: int
-    attention_queries: int
-    W_estimate: float
-    W_errors: Any
-    c_errors: Any
-    K: Any = None  # with the residual: K = (I + V)⁻¹V in float64, its largest and entrywise estimates
-    K_estimate: float = 0.0
-    K_errors: Any = None
-
-    def model_rows(self, result) -> list:
-        from .ffn_float import float_form_rows
-
-        rows = ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
-            ["c = [" + ", ".join(f"{float(x):.17g}" for x in result.model.c) + "]"]
-        if self.K is not None:
-            rows += ["K = (I + V)⁻¹V ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in self.K]
-        return rows + float_form_rows(self.form)
-
-    def compare(self, result, truth) -> Comparison:
-        from .ffn_float import compare_forms
-
-        cf = truth.canonical()
-        c_true = cf.c if cf.c is not None else (0,) * truth.d
-        W_err = max(abs(float(a) - float(b)) for ra, rb in zip(result.model.W, cf.W) for a, b in zip(ra, rb))
-        c_err = max(abs(float(a) - float(b)) for a, b in zip(result.model.c, c_true))
-        extra: tuple = (("W", W_err, self.W_estimate), ("c", c_err, self.W_estimate))
-        if self.K is not None:
-            if cf.K is None:
-                K_err = math.inf  # a residual result for a block without one
-            else:
-                K_err = max(abs(float(a) - float(b)) for ra, rb in zip(self.K, cf.K) for a, b in zip(ra, rb))
-            extra += (("K", K_err, self.K_estimate),)
-        return compare_forms(self.form, cf.function_form, extra)
-
-    def rows(self, result) -> list:
-        out = [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
-                            f"{self.form.error_estimate:.3g}"),
-               ("attention", f"W and c from {self.attention_queries} queries, largest estimate {self.W_estimate:.3g}")]
-        if self.K is not None:
-            out.append(("residual", f"K = (I + V)⁻¹V from the probe pairs, largest estimate {self.K_estimate:.3g}"))
-        return out
 
 
 @dataclass(frozen=True)

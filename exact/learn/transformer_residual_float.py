@@ -27,17 +27,21 @@ from __future__ import annotations
 
 import math
 import secrets
+from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
 from ..errors import NotIdentifiable, OracleInconsistent, PrecisionInsufficient
 from ..linalg import QMatrix
 from ..sequences import Sequence
+from .details import Comparison, Details
 from .driver import Run
 from .result import LearnResult
+from .transformer_points import _points, _residual_model, _steep_basis
 
-__all__ = ["learn_residual_float", "logit_interval", "ROUNDS", "RESIDUAL_FLOAT_REGIONS"]
+__all__ = ["learn_residual_float", "logit_interval", "TransformerBiasedFloatDetails", "ROUNDS", "RESIDUAL_FLOAT_REGIONS"]
 
 #: Rounds of asking the pairs that leave their regions again, each at a quarter of the room.
 ROUNDS = 6
@@ -74,11 +78,60 @@ def _pow2(x: float, cap: float) -> float:
     return 2.0 ** math.floor(math.log2(min(x, cap)))
 
 
+@dataclass(frozen=True)
+class TransformerBiasedFloatDetails(Details):
+    """Float answers: the FFN's float form and plan, the queries of each part, and the estimates of W
+    (entrywise, ``W_errors``; the largest, ``W_estimate``) and of c."""
+
+    form: Any
+    ffn: Any
+    ffn_queries: int
+    attention_queries: int
+    W_estimate: float
+    W_errors: Any
+    c_errors: Any
+    K: Any = None  # with the residual: K = (I + V)⁻¹V in float64, its largest and entrywise estimates
+    K_estimate: float = 0.0
+    K_errors: Any = None
+
+    def model_rows(self, result) -> list:
+        from .ffn_float import float_form_rows
+
+        rows = ["W ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in result.model.W] + \
+            ["c = [" + ", ".join(f"{float(x):.17g}" for x in result.model.c) + "]"]
+        if self.K is not None:
+            rows += ["K = (I + V)⁻¹V ="] + ["  [" + ", ".join(f"{float(x):.17g}" for x in row) + "]" for row in self.K]
+        return rows + float_form_rows(self.form)
+
+    def compare(self, result, truth) -> Comparison:
+        from .ffn_float import compare_forms
+
+        cf = truth.canonical()
+        c_true = cf.c if cf.c is not None else (0,) * truth.d
+        W_err = max(abs(float(a) - float(b)) for ra, rb in zip(result.model.W, cf.W) for a, b in zip(ra, rb))
+        c_err = max(abs(float(a) - float(b)) for a, b in zip(result.model.c, c_true))
+        extra: tuple = (("W", W_err, self.W_estimate), ("c", c_err, self.W_estimate))
+        if self.K is not None:
+            if cf.K is None:
+                K_err = math.inf  # a residual result for a block without one
+            else:
+                K_err = max(abs(float(a) - float(b)) for ra, rb in zip(self.K, cf.K) for a, b in zip(ra, rb))
+            extra += (("K", K_err, self.K_estimate),)
+        return compare_forms(self.form, cf.function_form, extra)
+
+    def rows(self, result) -> list:
+        out = [("function", f"the FFN from float answers: {self.ffn.kinks} hyperplanes, largest parameter estimate "
+                            f"{self.form.error_estimate:.3g}"),
+               ("attention", f"W and c from {self.attention_queries} queries, largest estimate {self.W_estimate:.3g}")]
+        if self.K is not None:
+            out.append(("residual", f"K = (I + V)⁻¹V from the probe pairs, largest estimate {self.K_estimate:.3g}"))
+        return out
+
+
 def learn_residual_float(oracle, d: int, *, spec, m, seed: int, check_seed, retries: int,
                          max_units: int) -> LearnResult:
     """The float residual plan (module docstring); ``spec`` is the learner's registry entry."""
     from .ffn_float import _asker, check_block, float_extract, float_standing
-    from .transformer_biased import TransformerBiasedFloatDetails, _residual_model, _steep_basis
 
     if check_seed is None:
         check_seed = secrets.randbits(63)
@@ -234,8 +287,6 @@ def _spanning_points(fform, seed: int, d: int) -> tuple:
     plane's uncertainty there, whose learned gradients span ``ℝ^d`` by more than their errors (their
     smallest singular value, and each one's largest entry, above 2^20 times the largest gradient
     error), and the gradients."""
-    from .transformer_biased import _points
-
     form = fform.to_function_form()
     best = 0.0
     for attempt in range(POINT_SETS):
