@@ -368,8 +368,8 @@ def _extract(ask, transcript, replay, d: int, *, m, seed: int, retries: int, max
         if sighting.seen and orientation.exhaustive and not orientation.one_per_plane:
             # proved the black box's if it has at most m units, yet no m units compute it: it has more
             raise OracleInconsistent(
-                f"m = {m} is too small: the learned function, which is the black box's if it has at most m units, "
-                f"needs more than m units ({orientation.reason})")
+                f"m = {m} is too small: the learned function, which is the black box's if it has at most m units "
+                f"(but for the check line's failure probability), needs more than m units ({orientation.reason})")
         model = net if net is not None else _as_units(form)
         bad = replay(model, transcript())
         if bad:

@@ -17,7 +17,7 @@ length ``2j`` starting at change ``i`` the breakpoints are forced into the gaps
 breakpoint is the crossing of the lines through ``(t_{i+2l−1}, t_{i+2l})`` and
 ``(t_{i+2l+1}, t_{i+2l+2})``; if those lines do not cross inside the gap, the run needs
 one breakpoint more, and ``count`` is raised by one.  A run of length 1 at a sample ``i``
-with ``2 <= i <= n − 3``, and no other change at ``i − 2`` or ``i + 2``, puts the breakpoint
+with ``2 <= i <= n − 2``, and no other change at ``i − 2`` or ``i + 2``, puts the breakpoint
 exactly at that sample: inside a neighbouring gap it would change the neighbouring chord too,
 and that chord is a line of ``h`` because no other breakpoint can lie beside it.  A run of
 odd length ``>= 3``, or of length 1 next to an end sample or two samples from another
