@@ -1,0 +1,122 @@
+"""Benchmark: several softmax heads from **float** answers — where the float multi-head learner stands.
+
+The baseline the float multi-head work is measured against ("today's table"):
+
+* ``own`` rows: the library's own random instances, ``MultiHead.random(d, H, seed=seed)`` at
+  d ∈ {2, 3, 4, 6, 8, 12, 16} and H ∈ {2, …, 6}, learned from ``FloatOracle`` by
+  ``learn_multi_head(oracle, heads=H, mode="float")``: whether the result was returned, and if
+  so its largest entry error against the canonical form (``float_error``) and the learner's
+  estimate (``wrong``: returned with an error outside its estimate; it must stay 0), or the
+  refusal's exception and first words; the queries against H(d² + d) and 4Hd² − 2H + 1.
+* ``anchor`` rows: the shape of the only published cryptanalytic multi-head extraction, d = 8,
+  H = 6, full rank and rank 2, seeds 0–9.
+* ``torch`` rows: float64 ``nn.MultiheadAttention(d, H)`` (biases on and off) at (16, 2),
+  (16, 4), (32, 4), (64, 8) through ``TorchOracle`` (``--torch``; needs torch).
+* ``table`` rows: per (d, H), returned / refused / wrong.
+
+    python benchmarks/multi_head_float.py > benchmarks/results/multi_head_float.jsonl
+    python benchmarks/multi_head_float.py --dims 2 4 --heads 2 --seeds 1      # a quick look
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from exact.errors import ExactAttentionError  # noqa: E402
+from exact.learn import learn_multi_head  # noqa: E402
+from exact.learn.multi_head import float_error  # noqa: E402
+from exact.multihead import MultiHead  # noqa: E402
+from exact.oracles import FloatOracle  # noqa: E402
+
+BENCH = "multi_head_float"
+
+
+def emit(row: dict) -> None:
+    print(json.dumps({"bench": BENCH, **row}), flush=True)
+
+
+def attempt(oracle, truth, d: int, H: int, seed: int) -> dict:
+    """One float run: returned (error, estimate, within) or refused (the exception and its first words)."""
+    t = time.perf_counter()
+    row: dict = {"d": d, "H": H, "seed": seed, "lower": H * (d * d + d), "kkg": 4 * H * d * d - 2 * H + 1}
+    try:
+        r = learn_multi_head(oracle, heads=H, mode="float", seed=seed)
+    except ExactAttentionError as e:
+        row.update(outcome="refused", error_type=type(e).__name__, reason=str(e)[:160])
+    else:
+        err = float_error(r.model, truth)
+        within = err <= r.error_estimate
+        row.update(outcome="returned" if within else "wrong", queries=r.queries, error=err,
+                   estimate=r.error_estimate)
+    row["seconds"] = time.perf_counter() - t
+    return row
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--dims", type=int, nargs="+", default=[2, 3, 4, 6, 8, 12, 16])
+    p.add_argument("--heads", type=int, nargs="+", default=[2, 3, 4, 5, 6])
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--torch", action="store_true", help="also float64 nn.MultiheadAttention modules")
+    args = p.parse_args(argv)
+    emit({"row": "env", "python": platform.python_version(), "config": vars(args)})
+    for d in args.dims:
+        for H in args.heads:
+            rows = [attempt(FloatOracle(m), m, d, H, s) for s in range(args.seeds)
+                    for m in [MultiHead.random(d, H, seed=s)]]
+            for row in rows:
+                emit({"row": "own", **row})
+            emit({"row": "table", "d": d, "H": H, **{k: sum(r["outcome"] == k for r in rows)
+                                                    for k in ("returned", "refused", "wrong")}})
+    for rank in (None, 2):
+        for s in range(10):
+            m = MultiHead.random(8, 6, seed=s) if rank is None else _ranked(8, 6, rank, s)
+            emit({"row": "anchor", "rank": rank or 8, **attempt(FloatOracle(m), m, 8, 6, s)})
+    if args.torch:
+        import torch
+
+        from exact.native import TorchOracle, native_model
+
+        for d, H in ((16, 2), (16, 4), (32, 4), (64, 8)):
+            for bias in (False, True):
+                for s in range(3):
+                    torch.manual_seed(s)
+                    mha = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True, dtype=torch.float64).eval()
+                    readout = _readout(d, s)
+                    truth = native_model(mha, readout)
+                    emit({"row": "torch", "bias": bias, **attempt(TorchOracle(mha, readout), truth, d, H, s)})
+    return 0
+
+
+def _ranked(d: int, H: int, rank: int, seed: int) -> MultiHead:
+    """``H`` random heads whose ``W_h`` have rank ``rank`` (products of random d×rank factors)."""
+    import numpy as np
+    from fractions import Fraction
+
+    from exact.models import SingleHead
+
+    rng = np.random.default_rng(seed)
+    heads = []
+    for _ in range(H):
+        U, V = rng.integers(-3, 4, (d, rank)), rng.integers(-3, 4, (rank, d))
+        W = [[Fraction(int(x), 4) for x in row] for row in U @ V]
+        v = [Fraction(int(x), 2) for x in rng.integers(-4, 5, d)]
+        heads.append(SingleHead(W, v))
+    return MultiHead(heads)
+
+
+def _readout(d: int, seed: int):
+    import numpy as np
+
+    return np.random.default_rng(seed).standard_normal(d)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
