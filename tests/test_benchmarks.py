@@ -119,3 +119,19 @@ def test_ffn_hidden_benchmark_prints_runs_and_ratios():
     assert {r["way"] for r in runs} == {"plain", "interior", "m", "m+interior"}
     assert all(r["found"] + r["refused"] <= 4 for r in runs)
     assert [r["way"] for r in rows if r["row"] == "ratio"] == ["interior", "m", "m+interior"]
+
+
+def test_multi_head_float_benchmark_prints_its_table_and_never_a_wrong_run():
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "multi_head_float.py"), "--dims", "2", "3", "--heads", "2",
+         "--seeds", "2"],
+        capture_output=True, text=True, check=True, timeout=300,
+    ).stdout
+    rows = [json.loads(line) for line in out.splitlines() if line.strip()]
+    tables = [r for r in rows if r["row"] == "table"]
+    assert [(r["d"], r["H"]) for r in tables] == [(2, 2), (3, 2)]
+    assert all(r["returned"] + r["refused"] + r["wrong"] == 2 and r["wrong"] == 0 for r in tables)
+    for r in rows:
+        if r["row"] in ("own", "anchor") and r["outcome"] == "returned":
+            assert r["error"] <= r["estimate"] and r["queries"] > 0
+    assert len([r for r in rows if r["row"] == "anchor"]) == 20
