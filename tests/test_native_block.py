@@ -265,7 +265,7 @@ def test_a_saturated_softmax_weight_bounds_its_logit_by_the_interval_ends():
 def test_a_bias_free_residual_block_keeps_its_probe_points_off_the_learned_planes():
     """All planes through the origin: a probe point there had its region guessed from offsets of noise
     (W off by 7.6e15 against 102, K by 1.07 against 3e-13); points are now clear of every learned plane."""
-    _within_or_refused(_scaled_block(2, 3, 12, biases=False), 3, 12)
+    assert _within_or_refused(_scaled_block(2, 3, 12, biases=False), 3, 12)  # returned, and within
 
 
 def test_a_bias_free_block_without_a_residual_is_not_returned_as_one_with():
