@@ -18,7 +18,7 @@ answers), first order, for a least-squares fit of all the design's samples:
   λ chosen so that the poles −e^{−λ s_h} span a factor K = 2^10 or 2^20 (λ·(s_max − s_min) = ln K): the
   scale separates the heads;
 * ``sweep``: the geometric design's samples at two scales, λ and λ/2, fitted jointly (s_h and c_h
-  shared): the "peel by scale" lead.
+  shared): the "peel by scale" lead; ``sweep4``: at four, λ/2^i for i = 0..3.
 
 The longest sequence a design needs is its largest k plus one token; ``max_k`` records it.
 
@@ -81,7 +81,7 @@ def main(argv=None) -> int:
                 width = float(s.max() - s.min())
                 designs = {"today": (np.arange(2 * H + 1, dtype=float), [1.0]),
                            "over": (np.arange(8 * H + 1, dtype=float), [1.0])}
-                for bits in (10, 20):
+                for bits in (10, 16, 20):
                     # scale λ so that the poles −e^{−λ s_h} span a factor 2^bits; sample integer copy counts on a
                     # geometric grid up to 4× the largest pole (k < 1 is only k = 0)
                     lam = bits * math.log(2) / width
@@ -89,6 +89,7 @@ def main(argv=None) -> int:
                     grid = np.unique(np.concatenate([[0.0], np.round(np.geomspace(1.0, top, 8 * H))]))
                     designs[f"geometric-2^{bits}"] = (grid, [lam])
                     designs[f"sweep-2^{bits}"] = (grid, [lam, lam / 2])
+                    designs[f"sweep4-2^{bits}"] = (grid, [lam / 2**i for i in range(4)])
                 for name, (ks, lams) in designs.items():
                     emit({"row": "run", "H": H, "spread": spread, "seed": seed, "design": name,
                           "scale": lams[0], **predicted(ks, lams, A, c, s)})
