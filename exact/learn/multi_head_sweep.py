@@ -1,0 +1,271 @@
+"""The float multi-head sweep: every head's parameters from narrow steps along lines.
+
+For a final token ``q`` and a first token ``u = q + w`` the two-token answer is
+``b + Vᵀq + Σ_h σ(wᵀ(W_h q + c_h))·wᵀv_h``.  The sweep fixes ``q₀`` and draws ``n`` *rows*
+``w_i`` (long vectors) and ``n`` *line directions* ``e_j`` (unit vectors), ``n = d + extra``,
+and asks each row along each line ``q = q₀ + t·e_j`` (:mod:`exact.learn.multi_head_lines`).
+Line ``(i, j)`` shows head h as a step with
+
+* height ``β_h(i) = w_iᵀv_h`` and offset ``o_h(i) = w_iᵀ(W_h q₀ + c_h)``: the same on every
+  line of the row, so they *label* the head within the row;
+* slope ``γ_h(i, j) = w_iᵀ W_h e_j``: one entry of ``W_h`` in the bases ``(w_i)``, ``(e_j)``.
+
+A link row ``w_1 + w_i`` shows each head with the sums of its two rows' labels, which names
+row i's heads by row 1's.  Then per head, by weighted least squares over every line that
+resolved it: ``W_hᵀw_i`` from the slopes of row i (and, without biases, from ``o_h(i) =
+(W_hᵀw_i)ᵀq₀``), ``W_h`` from those, ``v_h`` from the heights, ``c_h`` from the offsets, and
+``b = A − Σ_h v_hᵀq₀`` from the constant ``A = f([q₀])``.  Every error bound is first order:
+the lines' ``|J⁺|·e``, carried through the least-squares maps' absolute values.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import OracleInconsistent, PrecisionInsufficient
+from .multi_head_lines import fit_line, resolve_signs
+
+__all__ = ["SweepCounts", "sweep", "EXTRA"]
+
+#: Rows and line directions beyond d: with exactly d, one row or line where a head's step is
+#: small or wide decides that head's error; a few more let the weighted fit avoid it.
+EXTRA = 4
+#: The line window ``t ∈ [−T, T]``.
+T = 4.0
+#: Two heads' labels agree when they differ by at most this many times their error bounds.
+MATCH = 8.0
+#: The target median step width on the lines (in units of t).
+WIDTH = 0.05
+
+
+@dataclass(frozen=True)
+class SweepCounts:
+    """What the sweep asked and kept: rows and lines, the lines refused, links, the row scale."""
+
+    rows: int
+    lines: int
+    lines_refused: int
+    rows_dropped: int
+    links: int
+    scale: float
+    samples: int
+
+
+class _Rows:
+    """Asks rows along lines: ``ask(X) -> (ys, es)`` for an ``(n, 2, d)`` array of two-token queries."""
+
+    def __init__(self, ask, q0: np.ndarray, E: np.ndarray, B: np.ndarray, H: int):
+        self.ask, self.q0, self.E, self.B, self.H = ask, q0, E, B, H
+        self.lines = self.refused = self.samples = 0
+
+    def line(self, w: np.ndarray, j: int):
+        e = self.E[j]
+
+        def sample(ts):
+            q = self.q0[None, :] + ts[:, None] * e[None, :]
+            X = np.stack([q + w[None, :], q], axis=1)
+            self.samples += len(ts)
+            return self.ask(X)
+
+        self.lines += 1
+        fit = fit_line(sample, T=T, B0=float(self.B[j]), H=self.H)
+        if fit is None:
+            self.refused += 1
+        return fit
+
+    def row(self, w: np.ndarray, js, A: float, eA: float) -> list | None:
+        """The row's heads: ``[(β, eβ, o, eo, {j: (γ, eγ)})]`` with true signs, or ``None``."""
+        fits = {j: f for j in js if (f := self.line(w, j)) is not None}
+        if not fits:
+            return None
+        clusters: list[list] = []  # [β, eβ, o, eo, {j: step}]
+        for j, f in fits.items():
+            for s in sorted(f.steps, key=lambda s: s.e_beta):
+                for c in clusters:
+                    if j not in c[4] and _close(c[0], c[1], s.beta, s.e_beta) and _close(c[2], c[3], s.o, s.e_o):
+                        c[4][j] = s
+                        break
+                else:
+                    clusters.append([s.beta, s.e_beta, s.o, s.e_o, {j: s}])
+        if len(clusters) > self.H:
+            return None
+        # labels from every line that shows the head (weighted means), and the signs from A
+        heads: list[list] = []
+        for c in clusters:
+            st = list(c[4].values())
+            beta, eb = _mean([s.beta for s in st], [s.e_beta for s in st])
+            o, eo = _mean([s.o for s in st], [s.e_o for s in st])
+            heads.append([beta, eb, o, eo, dict(c[4])])
+        # every line of the row must show every head (a line that misses one has a wrong constant)
+        full = [f for j, f in fits.items() if all(j in h[4] for h in heads)]
+        if not full:
+            return None
+        Af, eAf = _mean([f.A for f in full], [f.e_A for f in full])
+        signs = resolve_signs(A, eA, Af, eAf, [h[0] for h in heads], [h[1] for h in heads])
+        if signs is None:
+            return None
+        out = []
+        for h, neg in zip(heads, signs):
+            g = {j: ((-s.gamma if neg else s.gamma), s.e_gamma) for j, s in h[4].items()}
+            out.append((-h[0] if neg else h[0], h[1], -h[2] if neg else h[2], h[3], g))
+        return out
+
+
+def _close(a, ea, b, eb) -> bool:
+    return abs(a - b) <= MATCH * (ea + eb) + 1e-15 * (abs(a) + abs(b))
+
+
+def _mean(xs, es) -> tuple[float, float]:
+    w = 1.0 / np.maximum(np.asarray(es), 1e-300) ** 2
+    m = float(np.sum(w * np.asarray(xs)) / np.sum(w))
+    return m, float(np.min(es))  # the best reading's bound: the mean lies within it to first order
+
+
+def _lsq(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+    """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound ``|P|·e`` and
+    the worst residual in units of ``e``."""
+    P = np.linalg.pinv(A / e[:, None]) / e[None, :]
+    x = P @ y
+    return x, np.abs(P) @ e, float(np.max(np.abs(A @ x - y) / e))
+
+
+def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = EXTRA):
+    """Run the sweep (module docstring); return ``(heads, b, bounds, counts)`` with ``heads`` a
+    list of float ``(W, v, c)`` and ``bounds`` their first-order error bounds (same shapes) and
+    ``b``'s.  ``ask1(X)`` asks one-token queries (an ``(n, d)`` array), ``ask2(X)`` two-token
+    queries (an ``(n, 2, d)`` array); both return ``(values, errors)``."""
+    rng = np.random.default_rng(seed)
+    n = d + extra
+    q0 = _unit(rng, d) * 0.5
+    E = np.vstack([_unit(rng, d) for _ in range(n)])
+    Wdir = np.vstack([_unit(rng, d) for _ in range(n)])
+    y1, e1 = ask1(np.vstack([q0, q0 + E]))
+    A, eA = float(y1[0]), float(e1[0])
+    B = y1[1:] - A
+    rows = _Rows(ask2, q0, E, B, H)
+    R = _scale(rows, Wdir[0], A, eA)
+    M = Wdir * R
+    js = list(range(n))
+    found = {}
+    for i in range(n):
+        r = rows.row(M[i], js, A, eA)
+        if r is not None:
+            found[i] = r
+    if not found:
+        raise PrecisionInsufficient(f"float sweep: no row of lines was resolved within the answers' errors "
+                                    f"({rows.refused} of {rows.lines} lines refused)")
+    m = max(len(r) for r in found.values())
+    kept = {i: r for i, r in found.items() if len(r) == m}
+    if m > H:
+        raise OracleInconsistent(f"the answers show {m} heads on every line of a row, more than the bound H = {H}")
+    if len(kept) < d:
+        raise PrecisionInsufficient(
+            f"float sweep: only {len(kept)} of {n} rows showed all {m} heads (d = {d} are needed): the heads are "
+            f"not resolved (steps too small, too wide or too close), or near-equal heads")
+    base = min(kept)
+    order = {base: list(range(m))}
+    links = 0
+    for i in sorted(kept):
+        if i == base:
+            continue
+        for j in js:  # the first line of the link row that shows all m heads
+            link = rows.row(M[base] + M[i], [j], A, eA)
+            links += 1
+            if link is not None and len(link) == m:
+                perm = _link(kept[base], kept[i], link)
+                if perm is not None:
+                    order[i] = perm
+                break
+    if len(order) < d:
+        raise PrecisionInsufficient(f"float sweep: only {len(order)} rows were linked to the first (d = {d} needed)")
+    heads, bounds = [], []
+    idx = sorted(order)
+    Mi = M[idx]
+    for h in range(m):
+        per = [kept[i][order[i][h]] for i in idx]
+        heads_h, bounds_h = _solve(Mi, E, q0, per, biases, d)
+        heads.append(heads_h)
+        bounds.append(bounds_h)
+    V = sum(hd[1] for hd in heads) if heads else np.zeros(d)
+    eV = sum(bd[1] for bd in bounds) if bounds else np.zeros(d)
+    b = A - float(V @ q0)
+    eb = eA + float(eV @ np.abs(q0))
+    counts = SweepCounts(rows=n, lines=rows.lines, lines_refused=rows.refused, rows_dropped=n - len(idx),
+                         links=links, scale=R, samples=rows.samples + len(y1))
+    return heads, (b, eb), bounds, counts
+
+
+def _unit(rng, d: int) -> np.ndarray:
+    x = rng.normal(size=d)
+    return x / np.linalg.norm(x)
+
+
+def _scale(rows: _Rows, w: np.ndarray, A: float, eA: float) -> float:
+    """The row length that makes the median step on a pilot line about :data:`WIDTH` wide."""
+    R = 1.0
+    for _ in range(6):
+        fit = rows.line(R * w, 0)
+        if fit is None or not fit.steps:
+            R *= 8.0
+            continue
+        width = float(np.median([1.0 / abs(s.gamma) for s in fit.steps]))
+        return R * width / WIDTH
+    raise PrecisionInsufficient("float sweep: no pilot line showed a step at any scale tried (1 to 8^5)")
+
+
+def _link(base: list, other: list, link: list) -> list | None:
+    """The permutation naming ``other``'s heads by ``base``'s: each link head is the sum of one head
+    of each (heights and offsets add); ``None`` unless every pairing is unique."""
+    perm: list = [None] * len(base)
+    for L in link:
+        hits = [(a, b) for a, x in enumerate(base) for b, y in enumerate(other)
+                if _close(L[0], L[1], x[0] + y[0], x[1] + y[1]) and _close(L[2], L[3], x[2] + y[2], x[3] + y[3])]
+        if len(hits) != 1 or perm[hits[0][0]] is not None:
+            return None
+        perm[hits[0][0]] = hits[0][1]
+    return perm if len(set(perm)) == len(perm) and None not in perm else None
+
+
+def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool, d: int):
+    """One head from its rows' readings: ``(W, v, c)`` and their first-order bounds."""
+    a_rows, a_err, used = [], [], []
+    for r, (beta, eb, o, eo, g) in enumerate(per):
+        js = sorted(g)
+        Ej = E[js]
+        y = np.array([g[j][0] for j in js])
+        e = np.array([g[j][1] for j in js])
+        if not biases:  # o = (W_hᵀw)ᵀq₀: one more reading of the same vector
+            Ej, y, e = np.vstack([Ej, q0]), np.append(y, o), np.append(e, eo)
+        if len(y) < d:  # too few of this row's lines resolved the head: the row says nothing of it
+            continue
+        a, ea, res = _lsq(Ej, y, e)
+        if res > MATCH:
+            raise OracleInconsistent(
+                f"float sweep: a head's slopes along a row are not one vector's (worst residual {res:.3g}× the "
+                "errors)" + ("; the scores may have biases (learn with biases=True)" if not biases else ""))
+        a_rows.append(a)
+        a_err.append(ea)
+        used.append(r)
+    if len(used) < d:
+        raise PrecisionInsufficient(f"float sweep: a head was resolved on d lines in only {len(used)} rows (d = {d} "
+                                    "are needed)")
+    M = M[used]
+    per = [per[r] for r in used]
+    Aw = np.array(a_rows)  # rows: W_hᵀ w_i
+    Ae = np.array(a_err)
+    wgt = Ae.max(axis=1)
+    P = np.linalg.pinv(M / wgt[:, None]) / wgt[None, :]  # the rows of Aw are w_iᵀW_h: W_h = P·Aw
+    W, eW = P @ Aw, np.abs(P) @ Ae
+    betas = np.array([p[0] for p in per])
+    ebs = np.array([p[1] for p in per])
+    v, ev, _ = _lsq(M, betas, ebs)
+    if biases:
+        os_ = np.array([p[2] for p in per]) - Aw @ q0
+        eos = np.array([p[3] for p in per]) + Ae @ np.abs(q0)
+        c, ec, _ = _lsq(M, os_, eos)
+    else:
+        c, ec = np.zeros(d), np.zeros(d)
+    return (W, v, c), (eW, ev, ec)
+
