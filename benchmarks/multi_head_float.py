@@ -12,7 +12,10 @@ The baseline the float multi-head work is measured against ("today's table"):
   H = 6, full rank and rank 2, seeds 0–9.
 * ``torch`` rows: float64 ``nn.MultiheadAttention(d, H)`` (biases on and off) at (16, 2),
   (16, 4), (32, 4), (64, 8) through ``TorchOracle`` (``--torch``; needs torch).
-* ``table`` rows: per (d, H), returned / refused / wrong.
+* ``table`` rows: per (d, H), returned / merged / refused / wrong.
+
+``relative`` is the error over the truth's largest parameter; ``merged`` is a result with fewer
+heads than the truth's canonical form that states it may have merged heads.
 
     python benchmarks/multi_head_float.py > benchmarks/results/multi_head_float.jsonl
     python benchmarks/multi_head_float.py --dims 2 4 --heads 2 --seeds 1      # a quick look
@@ -42,19 +45,37 @@ def emit(row: dict) -> None:
     print(json.dumps({"bench": BENCH, **row}), flush=True)
 
 
-def attempt(oracle, truth, d: int, H: int, seed: int) -> dict:
-    """One float run: returned (error, estimate, within) or refused (the exception and its first words)."""
+def _size(truth) -> float:
+    """The largest entry of the truth's canonical parameters (W, v, and c, b when biased)."""
+    import numpy as np
+
+    canon = truth.canonical()
+    sizes = [abs(float(canon.b))]
+    for h in canon.heads:
+        W, v = h.to_numpy()
+        sizes += [float(np.max(np.abs(W))), float(np.max(np.abs(v)))] + [abs(float(x)) for x in h.c]
+    return max(sizes)
+
+
+def attempt(oracle, truth, d: int, H: int, seed: int, *, biases: bool = False) -> dict:
+    """One float run: returned (error, relative error, estimate, within) or refused (the exception and
+    its first words); a result with fewer heads than the truth's canonical form that says it may have
+    merged heads is ``merged``; the queries against H(d² + d) and 4Hd² − 2H + 1."""
     t = time.perf_counter()
-    row: dict = {"d": d, "H": H, "seed": seed, "lower": H * (d * d + d), "kkg": 4 * H * d * d - 2 * H + 1}
+    row: dict = {"d": d, "H": H, "seed": seed, "biases": biases, "lower": H * (d * d + d),
+                 "kkg": 4 * H * d * d - 2 * H + 1}
     try:
-        r = learn_multi_head(oracle, heads=H, mode="float", seed=seed)
+        r = learn_multi_head(oracle, heads=H, mode="float", seed=seed, biases=biases)
     except ExactAttentionError as e:
         row.update(outcome="refused", error_type=type(e).__name__, reason=str(e)[:160])
     else:
         err = float_error(r.model, truth)
         within = err <= r.error_estimate
-        row.update(outcome="returned" if within else "wrong", queries=r.queries, error=err,
-                   estimate=r.error_estimate)
+        merged = any("may come back merged" in a for a in r.assumptions)
+        outcome = "returned" if within else ("merged" if merged and r.model.H < truth.canonical().H else "wrong")
+        row.update(outcome=outcome, queries=r.queries, error=err, relative=err / _size(truth),
+                   estimate=r.error_estimate, heads=r.model.H, lines=r.details["blocks"],
+                   lines_refused=r.details["lines_refused"])
     row["seconds"] = time.perf_counter() - t
     return row
 
@@ -64,19 +85,24 @@ def main(argv=None) -> int:
     p.add_argument("--dims", type=int, nargs="+", default=[2, 3, 4, 6, 8, 12, 16])
     p.add_argument("--heads", type=int, nargs="+", default=[2, 3, 4, 5, 6])
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--anchor-seeds", type=int, default=10, help="seeds of the d = 8, H = 6 rows (0: none)")
     p.add_argument("--torch", action="store_true", help="also float64 nn.MultiheadAttention modules")
+    p.add_argument("--torch-shapes", type=str, nargs="+", default=["16,2", "16,4", "32,4", "64,8"])
+    p.add_argument("--torch-seeds", type=int, default=10)
+    p.add_argument("--float32", action="store_true", help="the torch modules in float32 as well")
+    p.add_argument("--no-own", action="store_true", help="skip the own-instance table")
     args = p.parse_args(argv)
     emit({"row": "env", "python": platform.python_version(), "config": vars(args)})
-    for d in args.dims:
+    for d in [] if args.no_own else args.dims:
         for H in args.heads:
             rows = [attempt(FloatOracle(m), m, d, H, s) for s in range(args.seeds)
                     for m in [MultiHead.random(d, H, seed=s)]]
             for row in rows:
                 emit({"row": "own", **row})
             emit({"row": "table", "d": d, "H": H, **{k: sum(r["outcome"] == k for r in rows)
-                                                    for k in ("returned", "refused", "wrong")}})
+                                                    for k in ("returned", "merged", "refused", "wrong")}})
     for rank in (None, 2):
-        for s in range(10):
+        for s in range(args.anchor_seeds):
             m = MultiHead.random(8, 6, seed=s) if rank is None else _ranked(8, 6, rank, s)
             emit({"row": "anchor", "rank": rank or 8, **attempt(FloatOracle(m), m, 8, 6, s)})
     if args.torch:
@@ -84,14 +110,18 @@ def main(argv=None) -> int:
 
         from exact.native import TorchOracle, native_model
 
-        for d, H in ((16, 2), (16, 4), (32, 4), (64, 8)):
-            for bias in (False, True):
-                for s in range(3):
-                    torch.manual_seed(s)
-                    mha = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True, dtype=torch.float64).eval()
-                    readout = _readout(d, s)
-                    truth = native_model(mha, readout)
-                    emit({"row": "torch", "bias": bias, **attempt(TorchOracle(mha, readout), truth, d, H, s)})
+        dtypes = [torch.float64] + ([torch.float32] if args.float32 else [])
+        for shape in args.torch_shapes:
+            d, H = (int(x) for x in shape.split(","))
+            for dtype in dtypes:
+                for bias in (False, True):
+                    for s in range(args.torch_seeds):
+                        torch.manual_seed(s)
+                        mha = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True, dtype=dtype).eval()
+                        readout = _readout(d, s)
+                        truth = native_model(mha, readout)
+                        emit({"row": "torch", "dtype": str(dtype).removeprefix("torch."),
+                              **attempt(TorchOracle(mha, readout), truth, d, H, s, biases=bias)})
     return 0
 
 

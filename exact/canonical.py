@@ -12,7 +12,10 @@ Symmetric objects are compared through these functions, never directly.
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .linalg import QMatrix
 from .numbers import to_fraction
@@ -20,7 +23,7 @@ from .numbers import to_fraction
 if TYPE_CHECKING:
     from .multihead import MultiHead
 
-__all__ = ["canonical_factors", "canonical_form", "exact_rank"]
+__all__ = ["canonical_factors", "canonical_form", "exact_rank", "float_error"]
 
 
 def _matrix(M) -> QMatrix:
@@ -91,3 +94,34 @@ def canonical_form(model: MultiHead) -> MultiHead:
     MultiHead(heads=(SingleHead(W=((Fraction(1, 1),),), v=(Fraction(-1, 1),)),), d=1)
     """
     return model.canonical()
+
+
+def float_error(learned, truth) -> float:
+    """The largest entry error of a float result against the truth's canonical form, over the best
+    one-to-one matching of the heads (``inf`` when the head counts differ): of ``W`` and ``v``, and of
+    ``c`` and ``b`` when either model has biases.  Up to 8 heads every matching is tried; beyond, a
+    greedy one, which can only overstate the error."""
+    from .kinds import as_kind  # the kinds module imports the models, which import this one
+
+    canon = canonical_form(as_kind(truth, "multi-head"))
+    biased = canon.biased or learned.biased
+
+    def arrays(h):
+        W, v = h.to_numpy()
+        return (W, v, np.array([float(x) for x in h.c])) if biased else (W, v)
+
+    T = [arrays(h) for h in canon.heads]
+    L = [arrays(h) for h in learned.heads]
+    if len(T) != len(L):
+        return float("inf")
+    floor = abs(float(learned.b) - float(canon.b)) if biased else 0.0
+    cost = [[max(float(np.max(np.abs(x - y), initial=0.0)) for x, y in zip(t, g)) for g in L] for t in T]
+    if len(T) <= 8:
+        return max(floor, min((max((cost[i][p[i]] for i in range(len(T))), default=0.0)
+                               for p in itertools.permutations(range(len(L)))), default=0.0))
+    free, worst = set(range(len(L))), floor
+    for i in range(len(T)):
+        j = min(free, key=lambda j: cost[i][j])
+        free.discard(j)
+        worst = max(worst, cost[i][j])
+    return worst

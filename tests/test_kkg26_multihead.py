@@ -604,15 +604,14 @@ def test_a_float_comparison_states_whether_the_measured_error_is_within_the_esti
                                    "the model file's canonical form (within the estimate)"),)
     exact_bound = dataclasses.replace(result, error_estimate=err)
     assert exact_bound.details.compare(exact_bound, truth).within
-    assert dict(result.details.rows(result))["blocks"] == (
-        "7 (2 in-group links, 1 cross link, 0 groups fell back to links, 0 probe redraws; seed 0)")
+    d = result.details
+    assert dict(d.rows(result))["lines"] == (
+        f"{d.blocks} two-token lines ({d.lines_refused} refused, {d.links} on link rows; {d.rows_dropped} rows "
+        f"dropped; row length {d.row_scale:.3g}; seed 0)")
+    assert d.method == "sweep" and d.blocks > 0 and d.row_scale > 1
     tight = dataclasses.replace(result, error_estimate=err / 2)
     missed = tight.details.compare(tight, truth)
     assert not missed.within and missed.rows[0][1].endswith("(NOT within the estimate)")
-    assert "condition" in dict(result.details.rows(result))
-    cond = dict(result.details.rows(result))["condition"]
-    assert cond == (f"{result.details['condition']:.3g} (the block fits' intrinsic sensitivity); the monomial "
-                    f"scheme's matrix: {result.details['monomial_condition']:.3g}")
     lines = result.details.model_rows(result)
     assert lines[0] == "canonical   2 head(s) (equal W merged, zero v dropped)"
     assert lines[1] == "head 1: v = [" + ", ".join(f"{float(x):.17g}" for x in result.model.heads[0].v) + "]"
@@ -685,36 +684,33 @@ def _spread(H: int, d: int) -> MultiHead:
     return MultiHead(heads, d=d)
 
 
-@pytest.mark.parametrize("d, seed", [(2, 0), (2, 1), (3, 2), (3, 3)])
+@pytest.mark.parametrize("d, seed", [(2, 0), (3, 2)])
 def test_float_mode_error_is_within_its_estimate_at_h_2(d, seed):
     from exact.oracles import FloatOracle
 
     model = MultiHead.random(d, 2, seed=seed)
-    oracle = FloatOracle(model)
-    result = learn_multi_head(oracle, heads=2, seed=seed)
+    result = learn_multi_head(FloatOracle(model), heads=2, seed=seed)
     assert result.mode == "float" and not result.exact and result.certificate is None
-    assert result.queries == paper_query_count(d, 2) and result.max_length == 5
-    assert result.model.H == 2 and _float_error(result.model, model) <= result.error_estimate < 1e-2
-    assert result.details["condition"] > 1 and result.details["monomial_condition"] > 1
+    assert result.max_length == 2 and result.details["method"] == "sweep"
+    assert result.model.H == 2 and _float_error(result.model, model) <= result.error_estimate < 1e-8
 
 
-def test_float_mode_at_h_4_states_its_condition_and_holds_its_estimate():
+def test_float_mode_at_h_4_holds_its_estimate():
     from exact.oracles import FloatOracle
 
-    model = _spread(4, 1)
+    model = MultiHead.random(3, 4, seed=1)
     result = learn_multi_head(FloatOracle(model), heads=4, seed=0)
-    assert result.model.H == 4 and _float_error(result.model, model) <= result.error_estimate < 1e-2
-    assert 1e8 < result.details["condition"] < 1e12  # the intrinsic sensitivity of the poles and residues
-    assert result.details["monomial_condition"] > 1e9  # the naive monomial scheme's matrix (columns scaled)
+    assert result.model.H == 4 and _float_error(result.model, model) <= result.error_estimate < 1e-6
 
 
-def test_float_mode_at_h_6_refuses_instead_of_guessing():
+def test_structured_heads_it_cannot_separate_are_refused():
+    """``W_h = w_h·I`` plus a small nilpotent part: nearly proportional, so on every line the heads' steps
+    crowd one centre.  Refused, never guessed."""
     from exact.errors import PrecisionInsufficient
     from exact.oracles import FloatOracle
 
-    for model in (_spread(6, 1), MultiHead.random(2, 6, seed=0)):
-        with pytest.raises(PrecisionInsufficient, match="float"):
-            learn_multi_head(FloatOracle(model), heads=6, seed=0)
+    with pytest.raises(PrecisionInsufficient, match="float"):
+        learn_multi_head(FloatOracle(_spread(4, 2)), heads=4, seed=1)
 
 
 def test_float_mode_runs_the_paper_plan_only():
@@ -736,7 +732,7 @@ def test_cli_modes_reach_the_learner(tmp_path, capsys):
                  "--json", "--quiet"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["mode"] == "float" and not out["exact"] and out["within_bound"]
-    assert out["measured_error"]["max"] <= out["error_estimate"] and out["details"]["condition"] > 1
+    assert out["measured_error"]["max"] <= out["error_estimate"] and out["details"]["method"] == "sweep"
     cert = tmp_path / "c.json"
     assert main(["learn", "multi-head", "--model", str(path), "--method", "fast", "--certificate", str(cert),
                  "--quiet"]) == 0
@@ -750,7 +746,7 @@ def test_float_results_hold_their_estimate_or_are_refused():
     from exact.oracles import FloatOracle
 
     held = refused = 0
-    for d, H, seed in [(1, 2, 3), (1, 3, 3), (1, 3, 103), (2, 2, 1), (2, 3, 2), (3, 2, 0)]:
+    for d, H, seed in [(1, 2, 3), (2, 2, 1), (2, 3, 2), (3, 2, 0)]:
         model = MultiHead.random(d, H, seed=seed)
         for oracle in (ExactOracle(model), FloatOracle(model)):
             try:
@@ -761,36 +757,38 @@ def test_float_results_hold_their_estimate_or_are_refused():
             assert result.model.H == canonical_form(model).H
             assert _float_error(result.model, model) <= result.error_estimate
             held += 1
-    assert held >= 6 and refused >= 2  # (1, 3, ·) has block condition numbers near 10^15: refused
+    assert held >= 6 and refused == 2  # d = 1 without biases: every step at one centre, refused
 
 
 def test_float_mode_refuses_heads_it_cannot_tell_apart():
-    """Two heads 1e-6 apart show as one pole in every block: the answers fit one head, and two heads
-    as far apart as their errors allow, so no estimate of the one-head fit covers the truth: refused."""
+    """Two heads 1e-6 apart show as one step on every line (their difference shows only at second
+    order): returned as one head, with the merge distance stated.  Heads that merge in the canonical
+    form (equal W, or v = 0) are returned as the canonical form."""
     from exact.errors import PrecisionInsufficient
     from exact.oracles import FloatOracle
 
     close = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**6)], [0, 1]], [1, 2])])
-    with pytest.raises(PrecisionInsufficient, match="1 heads, fewer heads than the bound 2"):
-        learn_multi_head(FloatOracle(close), heads=2, seed=1)
-    for flags in ({"duplicate_w": True}, {"zero_v": True}):  # fewer canonical heads than H: refused as well
-        with pytest.raises(PrecisionInsufficient, match="fewer heads than the bound 3"):
-            learn_multi_head(FloatOracle(MultiHead.random(2, 3, seed=0, **flags)), heads=3, seed=0)
+    merged = learn_multi_head(FloatOracle(close), heads=2, seed=1)
+    said = [a for a in merged.assumptions if "may come back merged" in a]
+    assert merged.model.H == 1 and said  # one head, v the sum, and the result says why
+    assert float(said[0].split("less than about ")[1].split()[0]) > 1e-6
+    assert [float(x) for x in merged.model.heads[0].v] == pytest.approx([2, 4], abs=1e-9)
+    near = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**3)], [0, 1]], [1, 2])])
+    with pytest.raises(PrecisionInsufficient, match="float sweep"):  # 1e-3 apart: seen, but not resolved
+        learn_multi_head(FloatOracle(near), heads=2, seed=1)
+    for flags in ({"duplicate_w": True}, {"zero_v": True}):
+        truth = MultiHead.random(2, 3, seed=0, **flags)
+        result = learn_multi_head(FloatOracle(truth), heads=3, seed=0)
+        assert result.model.H == canonical_form(truth).H == 2
+        assert _float_error(result.model, truth) <= result.error_estimate
 
 
-def test_float_mode_blames_resolution_not_the_oracle_when_a_head_is_lost():
-    """Poles far outside the sampled copies can hide a head from float answers: the block that
-    shows fewer heads than the bound is refused, and below the true number of heads the
-    verification queries catch the lost head; either error names precision (the oracle is a
-    valid sum), never the oracle."""
-    from exact.errors import PrecisionInsufficient
+def test_float_mode_blames_the_bound_when_lines_show_more_heads():
+    from exact.errors import OracleInconsistent
     from exact.oracles import FloatOracle
 
-    truth = MultiHead([([[2]], ["-3/5"]), ([[16]], ["9/5"]), ([[26]], ["6/5"])], d=1)
-    with pytest.raises(PrecisionInsufficient, match="2 heads, fewer heads than the bound 3"):
-        learn_multi_head(FloatOracle(truth), heads=3, mode="float", seed=1306)
-    with pytest.raises(PrecisionInsufficient, match="did not resolve every head"):
-        learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=1306)
+    with pytest.raises(OracleInconsistent, match="more than H = 2 canonical heads"):
+        learn_multi_head(FloatOracle(MultiHead.random(3, 3, seed=4)), heads=2, mode="float", seed=1)
 
 
 def test_a_score_too_large_for_the_precision_is_not_blamed_on_the_oracle():

@@ -131,14 +131,22 @@ def test_the_bias_free_learner_names_the_biases_it_meets():
         learn_multi_head(ExactOracle(only_c), heads=2, seed=0)
 
 
-def test_float_mode_and_bad_flags_are_refused_before_any_query():
+def test_bad_flags_are_refused_before_any_query():
     model = _model(2, 2, 3, {})
-    oracle = FloatOracle(model)
-    with pytest.raises(InvalidArgument, match="heads with biases are learned in the exact modes only"):
-        learn_multi_head(oracle, heads=2, biases=True)
+    oracle = ExactOracle(model)
     with pytest.raises(InvalidArgument, match="biases: expected True or False"):
-        learn_multi_head(ExactOracle(model), heads=2, biases=1)
+        learn_multi_head(oracle, heads=2, biases=1)
     assert oracle.count == 0
+
+
+def test_float_mode_learns_heads_with_biases_within_its_estimate():
+    from exact.canonical import float_error
+
+    model = _model(2, 2, 3, {})
+    result = learn_multi_head(FloatOracle(model), heads=2, biases=True, seed=0)
+    assert result.mode == "float" and result.model.biased
+    assert result.model.H == model.canonical().H and float_error(result.model, model) <= result.error_estimate
+    assert "among sums of at most 2 softmax heads with biases" in result.assumptions
 
 
 # -- the certificate --------------------------------------------------------------------------------
@@ -316,9 +324,9 @@ def test_score_biases_the_bias_free_plan_cannot_see_are_caught_by_the_checks():
 def test_float_answers_with_an_output_bias_are_refused_without_biases():
     from exact.errors import PrecisionInsufficient
 
-    spread = MultiHead([([[Fraction(-3)]], [1]), ([[Fraction(3)]], ["-1/2"])], b="1/4")
-    with pytest.raises(PrecisionInsufficient, match=r"f\(\[q_1\]\) − q_1ᵀΣv_h ≈ 0.25"):
-        learn_multi_head(FloatOracle(spread), heads=2, seed=0)
-    # without verification queries the bias is still read off f([q_1]): no estimate comes back untrusted
-    with pytest.raises(PrecisionInsufficient, match=r"the estimate cannot be trusted; the answers show f\(\[q_1\]\)"):
-        learn_multi_head(FloatOracle(spread), heads=2, seed=0, checks=0)
+    from exact.errors import OracleInconsistent
+
+    biased = MultiHead(list(MultiHead.random(2, 2, seed=3).heads), b="1/4")  # bias-free heads, b = 1/4
+    for checks in (8, 0):  # without verification queries too: b is read off f([q₀]) − q₀ᵀΣv_h
+        with pytest.raises(OracleInconsistent, match=r"an output bias b ≈ 0.25 .*learn with biases=True"):
+            learn_multi_head(FloatOracle(biased), heads=2, seed=0, checks=checks)

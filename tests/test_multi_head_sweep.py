@@ -55,12 +55,17 @@ def test_a_line_of_six_steps_is_read_within_its_bounds():
     assert abs(fit.B - 1.3) <= fit.e_B
 
 
-def test_a_line_with_more_steps_than_the_bound_is_refused():
+def test_a_line_with_more_steps_than_the_bound_is_marked_as_such():
+    """Three steps under a bound of two: fitted by three (one more than the bound) and marked ``excess``;
+    under a bound of one, not fitted at all."""
     rng = np.random.default_rng(2)
     theta = np.concatenate([[0.0, 0.5], [3.0, 5.0, 4.0], [60.0, 0.0, -90.0], [40.0, 50.0, 45.0]])
     sample, _ = _line(theta, rng)
-    assert fit_line(sample, T=4.0, B0=0.5, H=3) is not None
-    assert fit_line(sample, T=4.0, B0=0.5, H=2) is None
+    three = fit_line(sample, T=4.0, B0=0.5, H=3)
+    assert three is not None and len(three.steps) == 3 and not three.excess
+    over = fit_line(sample, T=4.0, B0=0.5, H=2)
+    assert over is not None and len(over.steps) == 3 and over.excess
+    assert fit_line(sample, T=4.0, B0=0.5, H=1) is None
 
 
 def test_a_flat_line_has_no_steps():

@@ -65,10 +65,9 @@ import secrets
 from dataclasses import dataclass
 from fractions import Fraction
 
-import numpy as np
 
 from .. import registry
-from ..canonical import canonical_form
+from ..canonical import canonical_form, float_error
 from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..kinds import as_kind
 from ..linalg import QMatrix
@@ -79,7 +78,7 @@ from ..numbers import format_rational
 from .details import Comparison, Details
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
-from .multi_head_float import FloatBlocks, float_plan
+from .multi_head_float import learn_float
 from .result import LearnResult
 
 __all__ = [
@@ -465,10 +464,13 @@ def learn_multi_head(
         ``"fast"``: blocks matched on their residues once the ``v_h`` are known, about half
         as many (:func:`fast_query_count` on generic instances; groups where two heads share
         a ``v`` fall back to the paper's links).
-    mode : {"certified", "symbolic"}, optional
+    mode : {"certified", "symbolic", "float"}, optional
         How each block's candidate is confirmed: in the exp-polynomial field (``"certified"``,
         default) or in sympy, each exponential a positive symbol (``"symbolic"``, slower).
-        The candidates come from ball arithmetic in both.
+        The candidates come from ball arithmetic in both.  ``"float"`` (the default for a
+        float oracle) runs the sweep of narrow steps instead (``docs/multi_head_float.md``):
+        two-token queries along lines, every entry with a first-order error bound, the
+        largest as ``error_estimate``; it needs ``d >= 2`` without biases.
     seed : int, optional
         Seed of the random probes; ``None`` draws a fresh one (reported, and recorded in the
         certificate, which rebuilds the probes from it).
@@ -481,7 +483,8 @@ def learn_multi_head(
         Learn among sums of heads **with biases** (a score bias ``c_h`` per head and one
         output bias ``b``, as torch builds them; ``docs/biases.md``): one more group of blocks,
         ``4H(d² + d) − 2H + 1`` queries (paper) or :func:`fast_query_count` with ``biases=True``.
-        The canonical form merges equal ``(W_h, c_h)``.  Exact modes only.
+        The canonical form merges equal ``(W_h, c_h)``.  In float mode, one more least-squares
+        fit per head (``c_h`` from the offsets) and ``b`` from ``f([q₀])``.
 
     Returns
     -------
@@ -496,6 +499,9 @@ def learn_multi_head(
     OracleInconsistent
         When a block needs more than ``H`` canonical heads (the bound is too small), or the
         answers are not those of a sum of softmax heads.
+    PrecisionInsufficient
+        In float mode, when the lines do not resolve the heads (near-equal or structured heads,
+        steps too small), with the measured reason.
 
     Examples
     --------
@@ -520,12 +526,8 @@ def learn_multi_head(
     floating = mode == "float" or (mode is None and not oracle.exact)
     if not isinstance(biases, bool):
         raise InvalidArgument(f"biases: expected True or False, got {biases!r}")
-    if floating and biases:
-        raise InvalidArgument("biases: heads with biases are learned in the exact modes only (an exact oracle); "
-                              "multi-head learning from float answers is bias-free (for one head with biases from "
-                              "float answers, use learn_single_head_biased)")
     if floating and method != "paper":
-        raise InvalidArgument("mode='float' runs the paper's plan (method='paper'): its matching needs no residue test")
+        raise InvalidArgument("mode='float' runs its own plan (the sweep of narrow steps): leave method at 'paper'")
     if not floating and not oracle.exact:
         raise InvalidArgument(
             f"mode={mode!r} is exact and needs an exact oracle; use mode='float' for a float oracle"
@@ -536,10 +538,10 @@ def learn_multi_head(
         raise InvalidArgument(f"seed: expected an integer in [0, 2^64) or None, got {seed!r}")
     spec = SPEC if method == "paper" else FAST_SPEC
     count = paper_query_count(d, H, biases) if method == "paper" else fast_query_count(d, H, biases)
-    run = Run(spec, oracle, mode="float" if floating else mode, prec=prec, max_prec=max_prec, queries=count,
-              certify=certify, checks=checks, check_seed=check_seed)
+    run = Run(spec, oracle, mode="float" if floating else mode, prec=prec, max_prec=max_prec,
+              queries=None if floating else count, certify=certify, checks=checks, check_seed=check_seed)
     if floating:
-        return _learn_float(run, d, H, seed)
+        return _learn_float(run, d, H, seed, biases)
     equals = symbolic_equals if run.arith.name == "symbolic" else certified_equals
     with run:
         blocks = _OracleBlocks(run, H, equals, prec, max_prec)
@@ -569,29 +571,6 @@ def _n(count, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def float_error(learned, truth) -> float:
-    """The largest entry error of a float result against the truth's canonical form, over the best
-    one-to-one matching of the heads (``inf`` when the head counts differ).  Up to 8 heads every
-    matching is tried; beyond, a greedy one, which can only overstate the error."""
-    T = [h.to_numpy() for h in canonical_form(as_kind(truth, "multi-head")).heads]
-    L = [h.to_numpy() for h in learned.heads]
-    if len(T) != len(L):
-        return float("inf")
-    cost = [[max(float(np.max(np.abs(t[0] - g[0]), initial=0.0)), float(np.max(np.abs(t[1] - g[1]), initial=0.0)))
-             for g in L] for t in T]
-    if len(T) <= 8:
-        import itertools
-
-        return min((max((cost[i][p[i]] for i in range(len(T))), default=0.0)
-                    for p in itertools.permutations(range(len(L)))), default=0.0)
-    free, worst = set(range(len(L))), 0.0
-    for i in range(len(T)):
-        j = min(free, key=lambda j: cost[i][j])
-        free.discard(j)
-        worst = max(worst, cost[i][j])
-    return worst
-
-
 @dataclass(frozen=True)
 class MultiHeadDetails(Details):
     """The plan that ran: the canonical heads found and the bound ``H``, the method, the counts it is
@@ -615,8 +594,14 @@ class MultiHeadDetails(Details):
     condition: float | None = None
     monomial_condition: float | None = None
     biases: bool = False
+    lines_refused: int | None = None
+    rows_dropped: int | None = None
+    row_scale: float | None = None
 
     def rows(self, result) -> list:
+        if self.method == "sweep":
+            return [("lines", f"{self.blocks} two-token lines ({self.lines_refused} refused, {self.links} on link rows; "
+                              f"{self.rows_dropped} rows dropped; row length {self.row_scale:.3g}; seed {self.seed})")]
         out = [("blocks", f"{self.blocks} ({_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
                           f"{_n(self.fallback_groups, 'group')} fell back to links, {_n(self.redraws, 'probe redraw')}; "
                           f"seed {self.seed})")]
@@ -663,52 +648,42 @@ def _count_text(result) -> str:
             f"H(d² + d) = {d.lower_bound}; H = {d.heads_bound}")
 
 
-def _learn_float(run: Run, d: int, H: int, seed: int) -> LearnResult:
-    """The paper's plan on float answers (:mod:`exact.learn.multi_head_float`)."""
+def _learn_float(run: Run, d: int, H: int, seed: int, biases: bool) -> LearnResult:
+    """The sweep on float answers (:mod:`exact.learn.multi_head_float`)."""
     with run:
-        blocks = FloatBlocks(run.ask, run.oracle.error_bound, H)
-        found, worst, counts = float_plan(blocks, d, seed, Probes.draw)
-        model = canonical_form(found)
+        found = learn_float(run, d, H, seed, biases)
+        model = canonical_form(found.model)
+        c = found.counts
         details = MultiHeadDetails(
-            canonical_heads=model.H, heads_bound=H, method="paper", paper_count=paper_query_count(d, H),
-            fast_count=fast_query_count(d, H), lower_bound=lower_bound(d, H), blocks=blocks.blocks,
-            links=counts["links"], cross_links=counts["cross_links"], fallback_groups=0, redraws=0, seed=seed,
-            condition=blocks.condition, monomial_condition=blocks.monomial_condition,
+            canonical_heads=model.H, heads_bound=H, method="sweep", paper_count=paper_query_count(d, H, biases),
+            fast_count=fast_query_count(d, H, biases), lower_bound=lower_bound(d, H, biases), blocks=c.lines,
+            links=c.links, cross_links=0, fallback_groups=0, redraws=0, seed=seed, biases=biases,
+            lines_refused=c.lines_refused, rows_dropped=c.rows_dropped, row_scale=c.scale,
         )
+        conditions = {"heads": H, "probe_seed": seed, **({"biases": True} if biases else {})}
         try:
-            result = run.finish(model, details=details, error_estimate=worst,
-                                conditions={"heads": H, "probe_seed": seed})
-        except OracleInconsistent as e:  # in floats, most often a head the answers did not resolve
+            result = run.finish(model, details=details, error_estimate=found.estimate, conditions=conditions)
+        except OracleInconsistent as e:  # in floats, most often a head no line resolved
             raise PrecisionInsufficient(
-                f"float mode: the learned model fails a verification query ({e}); the float answers did not "
-                f"resolve every head (a pole far outside the sampled range, or two close ones), or the oracle is "
-                f"not a sum of at most {H} softmax heads without biases; use the certified mode on an exact oracle"
-                + _bias_note(counts)
+                f"float mode: the learned model fails a verification query ({e}); a head no line resolved, two "
+                f"near-equal heads, or an oracle that is not a sum of at most {H} softmax heads"
+                + (" with biases" if biases else " without biases (learn with biases=True)")
             ) from None
-        if abs(counts["b_hat"]) > 10 * counts["b_err"]:  # f([q_1]) = q_1ᵀΣv_h for bias-free heads
-            raise PrecisionInsufficient(
-                "float mode: the estimate cannot be trusted" + _bias_note(counts) + "; heads with biases are "
-                "learned from exact answers (biases=True), one head with biases by learn_single_head_biased")
-    # float answers never refute the bound (a model with more heads, some close, fits the answers of fewer
-    # within their errors), so the class a float result is learned in is always stated
-    stated = tuple(a for a in (_unchecked({"heads": H})[0], FLOAT_RESOLUTION) if a not in result.assumptions)
+    # float answers cannot rule out heads no line resolved (or near-equal ones), so the class a float
+    # result is learned in is always stated
+    merged = (f"heads whose (W, c) differ by less than about {found.merge:.1g} may come back merged as one head (the "
+              "sum of their v): float answers see such a split only at second order")
+    stated = tuple(a for a in (_unchecked(conditions)[0], FLOAT_RESOLUTION, merged) if a not in result.assumptions)
     return dataclasses.replace(result, assumptions=result.assumptions + stated)
 
 
-def _bias_note(counts) -> str:
-    if abs(counts["b_hat"]) <= 10 * counts["b_err"]:
-        return ""
-    return (f"; the answers show f([q_1]) − q_1ᵀΣv_h ≈ {counts['b_hat']:.3g}, 10× beyond its error "
-            f"{counts['b_err']:.2g}: an output bias (a sum of bias-free heads has none), or a head the float answers "
-            "did not resolve")
-
-
-#: What a float result's error estimate rests on.  Float answers cannot tell heads merged (close
-#: scores) or missing (small residues, far poles) from absent ones, so a block that fits fewer
-#: heads than the bound is refused: every block of a result showed all H heads.
+#: What a float result's error estimate rests on.  Float answers cannot tell a head that no line
+#: resolved (a tiny step, or one beyond every window) from an absent one, nor two heads within
+#: the answers' errors of each other from one.
 FLOAT_RESOLUTION = (
-    "a first-order error estimate from the answers' declared errors (every block resolved as many heads as the "
-    "bound; a block the answers fit with fewer heads, merged or missing, is refused)"
+    "a first-order error estimate from the answers' declared errors (every head read as a step on at least d lines "
+    "in each of at least d rows; a head no line resolved, or heads near-equal within the answers' errors, are not "
+    "excluded by the answers)"
 )
 
 

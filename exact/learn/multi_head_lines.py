@@ -43,6 +43,17 @@ JUMP = 16.0
 RELATIVE_JUMP = 1e-3
 #: The fit's residual may reach this many times an answer's declared error.
 RESIDUAL = 3.0
+#: No answer is taken to be closer than this fraction of the line's largest answer: the line's
+#: model is evaluated in float64 as a sum of terms of about that size.
+FLOOR = 16 * 2.0**-52
+#: Two fitted steps closer than this many widths, and of widths within :data:`SAME_WIDTH` of each
+#: other, are one step written twice (steps at one centre with different widths are two).
+APART = 0.5
+SAME_WIDTH = 1.25
+#: The largest condition number of a line fit's (column-scaled, weighted) Jacobian.
+MAX_CONDITION = 1e10
+#: Undamped Gauss–Newton steps after Levenberg–Marquardt stops.
+POLISH = 4
 #: The window is widened (doubled) at most this many times on each side.
 MAX_WIDEN = 10
 #: The adaptive sampling of one line stops after this many samples.
@@ -81,6 +92,7 @@ class LineFit:
     steps: tuple
     residual: float
     samples: int
+    excess: bool = False  # fitted by one step more than the bound, and not by the bound
 
 
 def line_model(theta: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -88,6 +100,21 @@ def line_model(theta: np.ndarray, t: np.ndarray) -> np.ndarray:
     n = (len(theta) - 2) // 3
     beta, o, g = theta[2 : 2 + n], theta[2 + n : 2 + 2 * n], theta[2 + 2 * n :]
     return theta[0] + theta[1] * t + (beta * _sigmoid(o + t[:, None] * g)).sum(axis=1)
+
+
+def rounding(theta: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """A bound on the float64 rounding of :func:`line_model` at ``t``: each step's argument
+    ``o + tγ`` is rounded by about ε(|o| + |tγ|), which a steep step turns into ``|β|σ′·ε(|o| + |tγ|)``,
+    besides the rounding of the sum's terms themselves."""
+    n = (len(theta) - 2) // 3
+    beta, o, g = theta[2 : 2 + n], theta[2 + n : 2 + 2 * n], theta[2 + 2 * n :]
+    s = _sigmoid(o + t[:, None] * g)
+    arg = 2 * (np.abs(o) + np.abs(t[:, None] * g))
+    terms = np.abs(theta[0]) + np.abs(theta[1] * t) + np.abs(beta).sum()
+    return 4 * _EPS * (terms + (np.abs(beta) * s * (1 - s) * arg).sum(axis=1))
+
+
+_EPS = 2.0**-52
 
 
 def line_jacobian(theta: np.ndarray, t: np.ndarray) -> np.ndarray:
@@ -125,6 +152,11 @@ def _levenberg(theta: np.ndarray, t: np.ndarray, y: np.ndarray, e: np.ndarray, i
         Jc[:, 2 + 2 * n :] = J[:, 2 + 2 * n :] - do * ph[2 + n : 2 + 2 * n]
         return Jc
 
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # a wild trial step is just rejected
+        return _minimise(theta, t, y, e, iterations, n, to_centre, from_centre, jac)
+
+
+def _minimise(theta, t, y, e, iterations, n, to_centre, from_centre, jac) -> np.ndarray:
     ph = to_centre(theta)
     r = (line_model(from_centre(ph), t) - y) / e
     cost, lam = float(r @ r), 1e-3
@@ -153,6 +185,16 @@ def _levenberg(theta: np.ndarray, t: np.ndarray, y: np.ndarray, e: np.ndarray, i
             lam *= 10
         if not improved:
             break
+    for _ in range(POLISH):  # undamped Gauss–Newton steps, kept while they lower the cost
+        J = jac(ph) / e[:, None]
+        scale = np.sqrt((J * J).sum(axis=0)) + 1e-300
+        step, *_ = np.linalg.lstsq(J / scale, -r, rcond=None)
+        trial = ph + step / scale
+        rt = (line_model(from_centre(trial), t) - y) / e
+        ct = float(rt @ rt)
+        if not (np.isfinite(ct) and ct < cost):
+            break
+        ph, r, cost = trial, rt, ct
     return from_centre(ph)
 
 
@@ -205,19 +247,26 @@ def _bumps(t: np.ndarray, z: np.ndarray, H: int, floor: float) -> list:
 
 def fit_line(sample, *, T: float, B0: float, H: int) -> LineFit | None:
     """Find, sample and fit the steps of one line (module docstring); ``None`` when the answers
-    are not fitted within their errors by at most ``H`` steps.
+    are not fitted within their errors by at most ``H + 1`` steps.  A line fitted by ``H + 1``
+    steps and not by fewer is returned with ``excess`` set: evidence of more heads than ``H``.
 
     ``sample(ts) -> (ys, es)`` asks the line at the parameters ``ts`` (counted by the caller);
     ``B0`` is the line's slope ``Vᵀe`` from one-token answers, used to find the jumps.
     """
     asked = [0]
+    top = [0.0]
 
     def counted(ts):
         asked[0] += len(ts)
-        return sample(ts)
+        y, e = sample(ts)
+        # the fit's own float64 evaluation (a sum of terms up to the line's largest answer) rounds too
+        top[0] = max(top[0], float(np.max(np.abs(y))))
+        return y, np.maximum(e, FLOOR * top[0])
 
-    fit = _search(counted, T, B0, H)
-    return None if fit is None else dataclasses.replace(fit, samples=asked[0])
+    fit = _search(counted, T, B0, H + 1)
+    if fit is None:
+        return None
+    return dataclasses.replace(fit, samples=asked[0], excess=len(fit.steps) > H)
 
 
 def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
@@ -249,7 +298,7 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
     theta = None
     for _ in range(2 * H + 2):
         t, y, e = np.concatenate(t_all), np.concatenate(y_all), np.concatenate(e_all)
-        fit, theta = _fit(t, y, e, merged, B0)
+        fit, theta = _fit(t, y, e, merged, B0, lo, hi)
         if fit is not None:
             return fit
         if theta is None:
@@ -262,7 +311,8 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
         fitted.sort()
         single = fitted[:1]
         for p in fitted[1:]:  # two steps the fit pulled onto one another are one
-            if abs(p[0] - single[-1][0]) * min(p[1], single[-1][1]) < 0.1:
+            q = single[-1]
+            if abs(p[0] - q[0]) * min(p[1], q[1]) < APART and max(p[1], q[1]) < SAME_WIDTH * min(p[1], q[1]):
                 single[-1] = (single[-1][0], max(p[1], single[-1][1]), single[-1][2] + p[2])
             else:
                 single.append(p)
@@ -319,8 +369,11 @@ def _flat(ts, ys, es) -> LineFit | None:
     return LineFit(float(sol[0]), float(sol[1]), float(P[0]), float(P[1]), (), res, len(ts))
 
 
-def _fit(t, y, e, pilots, B0) -> tuple:
-    """The fitted line, or ``None``, and the parameters reached (``None`` when the fit broke down)."""
+def _fit(t, y, e, pilots, B0, lo: float, hi: float) -> tuple:
+    """The fitted line, or ``None``, and the parameters reached (``None`` when the fit broke down).
+    A fit is refused when a step lies outside the window ``[lo, hi]``, when two steps lie within
+    :data:`APART` widths of each other (one step written twice: the Jacobian is singular), or when
+    the Jacobian's columns are dependent beyond :data:`MAX_CONDITION` (no first-order bound)."""
     n = len(pilots)
     cs = np.array([p[0] for p in pilots])
     gs = np.array([p[1] for p in pilots])
@@ -332,14 +385,31 @@ def _fit(t, y, e, pilots, B0) -> tuple:
     sign = np.where(falling, -1.0, 1.0)
     theta = np.concatenate([[A0, B0], np.abs(js), -sign * gs * cs, sign * gs])
     theta = _levenberg(theta, t, y, e)
+    if np.isfinite(theta).all():  # the answers' errors, plus the line model's own float64 rounding there
+        e = e + rounding(theta, t)
+        theta = _levenberg(theta, t, y, e)
     res = float(np.max(np.abs(line_model(theta, t) - y) / e))
     if not np.isfinite(res):
         return None, None
     if res > RESIDUAL:
         return None, theta
+    k = (len(theta) - 2) // 3
+    centres = -theta[2 + k : 2 + 2 * k] / theta[2 + 2 * k :]
+    slopes = np.abs(theta[2 + 2 * k :])
+    if np.any((centres < lo) | (centres > hi)) or np.any(1.0 / slopes > hi - lo):
+        return None, theta
+    order = np.argsort(centres)
+    c, g = centres[order], slopes[order]
+    ratio = np.maximum(g[1:], g[:-1]) / np.minimum(g[1:], g[:-1])
+    if np.any((np.diff(c) * np.minimum(g[1:], g[:-1]) < APART) & (ratio < SAME_WIDTH)):
+        return None, theta
     J = line_jacobian(theta, t)
-    try:
-        P = np.abs(np.linalg.pinv(J)) @ e
+    Js = J / e[:, None]
+    sv = np.linalg.svd(Js / (np.sqrt((Js * Js).sum(axis=0)) + 1e-300), compute_uv=False)
+    if not sv[-1] > sv[0] / MAX_CONDITION:
+        return None, theta
+    try:  # a-posteriori, first order: θ̂ − θ ≈ J⁺(ρ − η), with ρ the residual and |η| <= e
+        P = np.abs(np.linalg.pinv(J)) @ (e + np.abs(line_model(theta, t) - y))
     except np.linalg.LinAlgError:
         return None, None
     A, B = float(theta[0]), float(theta[1])

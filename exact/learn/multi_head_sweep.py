@@ -36,8 +36,10 @@ EXTRA = 4
 T = 4.0
 #: Two heads' labels agree when they differ by at most this many times their error bounds.
 MATCH = 8.0
+#: A line is set aside when one of its heads' labels lies this many robust spreads from the row's.
+OUTLIER = 20.0
 #: The target median step width on the lines (in units of t).
-WIDTH = 0.05
+WIDTH = 0.002
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class SweepCounts:
     links: int
     scale: float
     samples: int
+    relative_error: float  # the median declared error of the line answers, relative to the answer
 
 
 class _Rows:
@@ -58,7 +61,8 @@ class _Rows:
 
     def __init__(self, ask, q0: np.ndarray, E: np.ndarray, B: np.ndarray, H: int):
         self.ask, self.q0, self.E, self.B, self.H = ask, q0, E, B, H
-        self.lines = self.refused = self.samples = 0
+        self.lines = self.refused = self.samples = self.excess = 0
+        self.relative: list = []
 
     def line(self, w: np.ndarray, j: int):
         e = self.E[j]
@@ -67,10 +71,15 @@ class _Rows:
             q = self.q0[None, :] + ts[:, None] * e[None, :]
             X = np.stack([q + w[None, :], q], axis=1)
             self.samples += len(ts)
-            return self.ask(X)
+            y, err = self.ask(X)
+            self.relative.append(float(np.median(err / np.maximum(np.abs(y), 1e-300))))
+            return y, err
 
         self.lines += 1
         fit = fit_line(sample, T=T, B0=float(self.B[j]), H=self.H)
+        if fit is not None and fit.excess:
+            self.excess += 1
+            fit = None
         if fit is None:
             self.refused += 1
         return fit
@@ -91,6 +100,14 @@ class _Rows:
                     clusters.append([s.beta, s.e_beta, s.o, s.e_o, {j: s}])
         if len(clusters) > self.H:
             return None
+        # a line whose fit settled beside the truth (within the declared errors, which may be far
+        # above the answers' true rounding) disagrees with the row on some head's height or offset
+        bad = _outliers(clusters)
+        for c in clusters:
+            for j in bad:
+                c[4].pop(j, None)
+        clusters = [c for c in clusters if c[4]]
+        fits = {j: f for j, f in fits.items() if j not in bad}
         # labels from every line that shows the head (weighted means), and the signs from A
         heads: list[list] = []
         for c in clusters:
@@ -113,6 +130,22 @@ class _Rows:
         return out
 
 
+def _outliers(clusters: list) -> set:
+    """Lines whose height or offset of some head lies beyond :data:`OUTLIER` robust spreads (scaled
+    median absolute deviations, at least a few float64 ulps) of the row's median for that head."""
+    bad: set = set()
+    for c in clusters:
+        if len(c[4]) < 3:
+            continue
+        for key in ("beta", "o"):
+            js = list(c[4])
+            xs = np.array([getattr(c[4][j], key) for j in js])
+            med = float(np.median(xs))
+            spread = max(1.4826 * float(np.median(np.abs(xs - med))), 8 * 2.0**-52 * abs(med))
+            bad |= {j for j, x in zip(js, xs) if abs(x - med) > OUTLIER * spread}
+    return bad
+
+
 def _close(a, ea, b, eb) -> bool:
     return abs(a - b) <= MATCH * (ea + eb) + 1e-15 * (abs(a) + abs(b))
 
@@ -124,11 +157,13 @@ def _mean(xs, es) -> tuple[float, float]:
 
 
 def _lsq(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound ``|P|·e`` and
-    the worst residual in units of ``e``."""
+    """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound ``|P|·(e + |ρ|)``
+    (ρ the residual: readings that disagree beyond their errors widen it) and the worst residual in
+    units of ``e``."""
     P = np.linalg.pinv(A / e[:, None]) / e[None, :]
     x = P @ y
-    return x, np.abs(P) @ e, float(np.max(np.abs(A @ x - y) / e))
+    res = np.abs(A @ x - y)
+    return x, np.abs(P) @ (e + res), float(np.max(res / e))
 
 
 def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = EXTRA):
@@ -136,16 +171,24 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     list of float ``(W, v, c)`` and ``bounds`` their first-order error bounds (same shapes) and
     ``b``'s.  ``ask1(X)`` asks one-token queries (an ``(n, d)`` array), ``ask2(X)`` two-token
     queries (an ``(n, 2, d)`` array); both return ``(values, errors)``."""
+    if d == 1 and not biases:
+        raise PrecisionInsufficient(
+            "float sweep: in d = 1 without biases every head's step lies at one centre (−q₀/e on every line), so "
+            "the lines cannot separate the heads; learn d = 1 from exact answers (the certified mode)")
     rng = np.random.default_rng(seed)
     n = d + extra
     q0 = _unit(rng, d) * 0.5
-    E = np.vstack([_unit(rng, d) for _ in range(n)])
-    Wdir = np.vstack([_unit(rng, d) for _ in range(n)])
+    E = _frame(rng, n, d)
+    Wdir = _frame(rng, n, d)
     y1, e1 = ask1(np.vstack([q0, q0 + E]))
     A, eA = float(y1[0]), float(e1[0])
     B = y1[1:] - A
     rows = _Rows(ask2, q0, E, B, H)
-    R = _scale(rows, Wdir[0], A, eA)
+    try:
+        R = _scale(rows, Wdir[0], A, eA)
+    except PrecisionInsufficient:
+        _too_many(rows, H, force=rows.excess > 0)
+        raise
     M = Wdir * R
     js = list(range(n))
     found = {}
@@ -153,6 +196,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         r = rows.row(M[i], js, A, eA)
         if r is not None:
             found[i] = r
+    _too_many(rows, H)
     if not found:
         raise PrecisionInsufficient(f"float sweep: no row of lines was resolved within the answers' errors "
                                     f"({rows.refused} of {rows.lines} lines refused)")
@@ -193,13 +237,29 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
     counts = SweepCounts(rows=n, lines=rows.lines, lines_refused=rows.refused, rows_dropped=n - len(idx),
-                         links=links, scale=R, samples=rows.samples + len(y1))
+                         links=links, scale=R, samples=rows.samples + len(y1),
+                         relative_error=float(np.median(rows.relative)))
     return heads, (b, eb), bounds, counts
+
+
+def _too_many(rows: _Rows, H: int, force: bool = False) -> None:
+    """Raise when most lines show one step more than the bound (a model with more heads than ``H``)."""
+    if rows.excess and (force or 2 * rows.excess > rows.lines):
+        raise OracleInconsistent(
+            f"{rows.excess} of {rows.lines} lines are fitted by {H + 1} steps and not by {H}: the model has more than "
+            f"H = {H} canonical heads (raise the bound)")
 
 
 def _unit(rng, d: int) -> np.ndarray:
     x = rng.normal(size=d)
     return x / np.linalg.norm(x)
+
+
+def _frame(rng, n: int, d: int) -> np.ndarray:
+    """``n`` random vectors in ℝ^d forming a tight frame (orthonormal columns, scaled to rows of mean
+    square norm 1): every least-squares map over them is as well conditioned as ``n`` allows."""
+    Q, _ = np.linalg.qr(rng.normal(size=(n, d)))
+    return Q * np.sqrt(n / d)
 
 
 def _scale(rows: _Rows, w: np.ndarray, A: float, eA: float) -> float:
@@ -212,7 +272,8 @@ def _scale(rows: _Rows, w: np.ndarray, A: float, eA: float) -> float:
             continue
         width = float(np.median([1.0 / abs(s.gamma) for s in fit.steps]))
         return R * width / WIDTH
-    raise PrecisionInsufficient("float sweep: no pilot line showed a step at any scale tried (1 to 8^5)")
+    raise PrecisionInsufficient("float sweep: no pilot line was fitted within the answers' errors at any row length tried "
+                                "(1 to 8^5): steps too close to resolve (near-equal or structured heads), or none at all")
 
 
 def _link(base: list, other: list, link: list) -> list | None:
@@ -257,7 +318,8 @@ def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool
     Ae = np.array(a_err)
     wgt = Ae.max(axis=1)
     P = np.linalg.pinv(M / wgt[:, None]) / wgt[None, :]  # the rows of Aw are w_iᵀW_h: W_h = P·Aw
-    W, eW = P @ Aw, np.abs(P) @ Ae
+    W = P @ Aw
+    eW = np.abs(P) @ (Ae + np.abs(M @ W - Aw))
     betas = np.array([p[0] for p in per])
     ebs = np.array([p[1] for p in per])
     v, ev, _ = _lsq(M, betas, ebs)
