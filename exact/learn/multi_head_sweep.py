@@ -38,6 +38,8 @@ T = 4.0
 MATCH = 8.0
 #: A line is set aside when one of its heads' labels lies this many robust spreads from the row's.
 OUTLIER = 20.0
+#: Pilot lines tried (each at six row lengths) before the sweep gives up.
+PILOTS = 4
 #: The target median step width on the lines (in units of t).
 WIDTH = 0.002
 
@@ -185,7 +187,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     B = y1[1:] - A
     rows = _Rows(ask2, q0, E, B, H)
     try:
-        R = _scale(rows, Wdir[0], A, eA)
+        R = _scale(rows, Wdir)
     except PrecisionInsufficient:
         _too_many(rows, H, force=rows.excess > 0)
         raise
@@ -262,18 +264,22 @@ def _frame(rng, n: int, d: int) -> np.ndarray:
     return Q * np.sqrt(n / d)
 
 
-def _scale(rows: _Rows, w: np.ndarray, A: float, eA: float) -> float:
-    """The row length that makes the median step on a pilot line about :data:`WIDTH` wide."""
-    R = 1.0
-    for _ in range(6):
-        fit = rows.line(R * w, 0)
-        if fit is None or not fit.steps:
-            R *= 8.0
-            continue
-        width = float(np.median([1.0 / abs(s.gamma) for s in fit.steps]))
-        return R * width / WIDTH
-    raise PrecisionInsufficient("float sweep: no pilot line was fitted within the answers' errors at any row length tried "
-                                "(1 to 8^5): steps too close to resolve (near-equal or structured heads), or none at all")
+def _scale(rows: _Rows, Wdir: np.ndarray) -> float:
+    """The row length that makes the median step on a pilot line about :data:`WIDTH` wide: row 1 along
+    line 1 at lengths 1, 8, …, 8⁵, then (a pilot line whose steps crowd) the next rows and lines."""
+    for k in range(PILOTS):
+        w, j = Wdir[k % len(Wdir)], k % len(rows.E)
+        R = 1.0
+        for _ in range(6):
+            fit = rows.line(R * w, j)
+            if fit is None or not fit.steps:
+                R *= 8.0
+                continue
+            width = float(np.median([1.0 / abs(s.gamma) for s in fit.steps]))
+            return R * width / WIDTH
+    raise PrecisionInsufficient(f"float sweep: no pilot line ({PILOTS} tried) was fitted within the answers' errors at "
+                                "any row length tried (1 to 8^5): steps too close to resolve (near-equal or structured "
+                                "heads), or none at all")
 
 
 def _link(base: list, other: list, link: list) -> list | None:
