@@ -34,7 +34,7 @@ __all__ = ["FloatSweep", "learn_float", "merge_distance", "MAX_RELATIVE"]
 
 #: The largest error estimate returned, relative to the largest parameter (beyond it a
 #: first-order bound is not to be trusted, and the heads count as not resolved).
-MAX_RELATIVE = 1e-4
+MAX_RELATIVE = 1e-2
 #: Two heads closer than this many times their summed bounds are near-equal.
 NEAR = 4.0
 

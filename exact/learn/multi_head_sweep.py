@@ -203,6 +203,10 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         raise PrecisionInsufficient(f"float sweep: no row of lines was resolved within the answers' errors "
                                     f"({rows.refused} of {rows.lines} lines refused)")
     m = max(len(r) for r in found.values())
+    if m == 0:
+        raise PrecisionInsufficient(
+            f"float sweep: no line showed a step: the answers declare errors of about "
+            f"{float(np.median(rows.relative)):.1g} of their size, which can hide every head (or every head has v = 0)")
     kept = {i: r for i, r in found.items() if len(r) == m}
     if m > H:
         raise OracleInconsistent(f"the answers show {m} heads on every line of a row, more than the bound H = {H}")
