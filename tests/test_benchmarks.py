@@ -124,14 +124,15 @@ def test_ffn_hidden_benchmark_prints_runs_and_ratios():
 def test_multi_head_float_benchmark_prints_its_table_and_never_a_wrong_run():
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "multi_head_float.py"), "--dims", "2", "3", "--heads", "2",
-         "--seeds", "2"],
-        capture_output=True, text=True, check=True, timeout=300,
+         "--seeds", "2", "--anchor-seeds", "1"],
+        capture_output=True, text=True, check=True, timeout=600,
     ).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
     tables = [r for r in rows if r["row"] == "table"]
     assert [(r["d"], r["H"]) for r in tables] == [(2, 2), (3, 2)]
-    assert all(r["returned"] + r["refused"] + r["wrong"] == 2 and r["wrong"] == 0 for r in tables)
+    assert all(r["returned"] + r["merged"] + r["refused"] + r["wrong"] == 2 and r["wrong"] == 0 for r in tables)
     for r in rows:
         if r["row"] in ("own", "anchor") and r["outcome"] == "returned":
-            assert r["error"] <= r["estimate"] and r["queries"] > 0
-    assert len([r for r in rows if r["row"] == "anchor"]) == 20
+            assert r["error"] <= r["estimate"] and r["queries"] > 0 and 0 <= r["relative"] < 1e-9
+    anchors = [r for r in rows if r["row"] == "anchor"]
+    assert [(r["rank"], r["d"], r["H"]) for r in anchors] == [(8, 8, 6), (2, 8, 6)]

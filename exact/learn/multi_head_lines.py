@@ -46,6 +46,8 @@ RESIDUAL = 3.0
 #: No answer is taken to be closer than this fraction of the line's largest answer: the line's
 #: model is evaluated in float64 as a sum of terms of about that size.
 FLOOR = 16 * 2.0**-52
+#: Samples within one width of a fitted step's centre (on both sides) before it counts as read.
+ACROSS = 4
 #: Two fitted steps closer than this many widths, and of widths within :data:`SAME_WIDTH` of each
 #: other, are one step written twice (steps at one centre with different widths are two).
 APART = 0.5
@@ -296,11 +298,19 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
     for c, g, _ in merged:
         rec(np.array([c + k / g for k in SPREAD]))
     theta = None
-    for _ in range(2 * H + 2):
+    for _ in range(3 * H + 4):
         t, y, e = np.concatenate(t_all), np.concatenate(y_all), np.concatenate(e_all)
         fit, theta = _fit(t, y, e, merged, B0, lo, hi)
         if fit is not None:
-            return fit
+            # a step read without samples across its own width is not read: its width could be
+            # anything the samples around it allow, and the bound at the fitted point says nothing
+            thin = [s for s in fit.steps if not _sampled(t, s)]
+            if not thin:
+                return fit
+            for s in thin:
+                rec(np.array([s.centre + k / abs(s.gamma) for k in SPREAD]))
+            merged = [(s.centre, abs(s.gamma), _jump(s.beta, s.gamma)) for s in fit.steps]
+            continue
         if theta is None:
             return None
         k = len(merged)
@@ -335,6 +345,14 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
             rec(np.array([near[0] + j / (2 * near[1]) for j in SPREAD]))
         merged = fitted
     return None
+
+
+def _sampled(t: np.ndarray, s: Step) -> bool:
+    """Whether the samples ``t`` read step ``s``: at least :data:`ACROSS` of them within one width of
+    its centre, on both sides."""
+    z = (t - s.centre) * abs(s.gamma)
+    inside = np.abs(z) <= 1.0
+    return int(inside.sum()) >= ACROSS and bool(np.any(inside & (z < 0))) and bool(np.any(inside & (z > 0)))
 
 
 def _jump(beta: float, gamma: float) -> float:
@@ -409,7 +427,9 @@ def _fit(t, y, e, pilots, B0, lo: float, hi: float) -> tuple:
     if not sv[-1] > sv[0] / MAX_CONDITION:
         return None, theta
     try:  # a-posteriori, first order: θ̂ − θ ≈ J⁺(ρ − η), with ρ the residual and |η| <= e
-        P = np.abs(np.linalg.pinv(J)) @ (e + np.abs(line_model(theta, t) - y))
+        # scaled columns: a parameter the samples barely see gets a large bound, not a truncated one
+        scale = np.sqrt((J * J).sum(axis=0)) + 1e-300
+        P = (np.abs(np.linalg.pinv(J / scale, rcond=1e-300)) / scale[:, None]) @ (e + np.abs(line_model(theta, t) - y))
     except np.linalg.LinAlgError:
         return None, None
     A, B = float(theta[0]), float(theta[1])

@@ -302,6 +302,7 @@ def _link(base: list, other: list, link: list) -> list | None:
 def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool, d: int):
     """One head from its rows' readings: ``(W, v, c)`` and their first-order bounds."""
     a_rows, a_err, used = [], [], []
+    inconsistent = worst = 0.0
     for r, (beta, eb, o, eo, g) in enumerate(per):
         js = sorted(g)
         Ej = E[js]
@@ -312,16 +313,21 @@ def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool
         if len(y) < d:  # too few of this row's lines resolved the head: the row says nothing of it
             continue
         a, ea, res = _lsq(Ej, y, e)
-        if res > MATCH:
-            raise OracleInconsistent(
-                f"float sweep: a head's slopes along a row are not one vector's (worst residual {res:.3g}× the "
-                "errors)" + ("; the scores may have biases (learn with biases=True)" if not biases else ""))
+        if res > MATCH:  # a line fit that settled beside the truth, or (in every row) scores with biases
+            inconsistent += 1
+            worst = max(worst, res)
+            continue
         a_rows.append(a)
         a_err.append(ea)
         used.append(r)
+    if inconsistent and inconsistent >= len(used):
+        raise OracleInconsistent(
+            f"float sweep: a head's slopes along {inconsistent:g} rows are not one vector's (worst residual {worst:.3g}× "
+            "the errors)" + ("; the scores may have biases (learn with biases=True)" if not biases else ""))
     if len(used) < d:
-        raise PrecisionInsufficient(f"float sweep: a head was resolved on d lines in only {len(used)} rows (d = {d} "
-                                    "are needed)")
+        raise PrecisionInsufficient(
+            f"float sweep: a head was resolved consistently on d lines in only {len(used)} rows (d = {d} are needed"
+            + (f"; {inconsistent:g} rows' readings disagreed beyond their errors" if inconsistent else "") + ")")
     M = M[used]
     per = [per[r] for r in used]
     Aw = np.array(a_rows)  # rows: W_hᵀ w_i
@@ -329,7 +335,12 @@ def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool
     wgt = Ae.max(axis=1)
     P = np.linalg.pinv(M / wgt[:, None]) / wgt[None, :]  # the rows of Aw are w_iᵀW_h: W_h = P·Aw
     W = P @ Aw
-    eW = np.abs(P) @ (Ae + np.abs(M @ W - Aw))
+    res2 = np.abs(M @ W - Aw)
+    if float(np.max(res2 / np.maximum(Ae, 1e-300))) > MATCH:  # the rows' vectors are not one matrix's
+        raise PrecisionInsufficient(
+            f"float sweep: a head's rows disagree beyond their errors ({float(np.max(res2 / np.maximum(Ae, 1e-300))):.3g}× "
+            "at worst): some line fit settled beside the truth")
+    eW = np.abs(P) @ (Ae + res2)
     betas = np.array([p[0] for p in per])
     ebs = np.array([p[1] for p in per])
     v, ev, _ = _lsq(M, betas, ebs)
