@@ -75,6 +75,11 @@ def learn_float(run, d: int, H: int, seed: int, biases: bool) -> FloatSweep:
     ask1, ask2 = _askers(run)
     heads, (b, eb), bounds, counts = sweep(ask1, ask2, d, H, biases=biases, seed=seed)
     size = max([1e-300] + [float(np.max(np.abs(x))) for h in heads for x in h] + [abs(b)])
+    estimate = max([eb] + [float(np.max(x)) for bd in bounds for x in bd])
+    if estimate > MAX_RELATIVE * size:
+        raise PrecisionInsufficient(
+            f"float sweep: the heads are not resolved: the error bound {estimate:.3g} is above {MAX_RELATIVE:g} of "
+            f"the parameters' size {size:.3g}")
     for i in range(len(heads)):
         for j in range(i):
             gap = max(float(np.max(np.abs(heads[i][0] - heads[j][0]) - NEAR * (bounds[i][0] + bounds[j][0]))),
@@ -83,11 +88,6 @@ def learn_float(run, d: int, H: int, seed: int, biases: bool) -> FloatSweep:
                 raise PrecisionInsufficient(
                     f"float sweep: heads {j + 1} and {i + 1} have (W, c) equal within {NEAR:g}× their error bounds: "
                     "near-equal heads, which float answers cannot tell from one merged head")
-    estimate = max([eb] + [float(np.max(x)) for bd in bounds for x in bd])
-    if estimate > MAX_RELATIVE * size:
-        raise PrecisionInsufficient(
-            f"float sweep: the heads are not resolved: the error bound {estimate:.3g} is above {MAX_RELATIVE:g} of "
-            f"the parameters' size {size:.3g}")
     if not biases and abs(b) > 8 * eb + 1e-12 * size:
         raise OracleInconsistent(
             f"the answers show an output bias b ≈ {b:.3g} (bound {eb:.2g}): not a sum of heads without biases; "

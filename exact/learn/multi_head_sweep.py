@@ -65,6 +65,7 @@ class _Rows:
         self.ask, self.q0, self.E, self.B, self.H = ask, q0, E, B, H
         self.lines = self.refused = self.samples = self.excess = 0
         self.relative: list = []
+        self.why: dict = {}
 
     def line(self, w: np.ndarray, j: int):
         e = self.E[j]
@@ -86,11 +87,18 @@ class _Rows:
             self.refused += 1
         return fit
 
+    def _fail(self, why: str) -> None:
+        self.why[why] = self.why.get(why, 0) + 1
+        return None
+
+    def why_text(self) -> str:
+        return "; ".join(f"{n} rows: {why}" for why, n in self.why.items())
+
     def row(self, w: np.ndarray, js, A: float, eA: float) -> list | None:
         """The row's heads: ``[(β, eβ, o, eo, {j: (γ, eγ)})]`` with true signs, or ``None``."""
         fits = {j: f for j in js if (f := self.line(w, j)) is not None}
         if not fits:
-            return None
+            return self._fail("every line refused")
         clusters: list[list] = []  # [β, eβ, o, eo, {j: step}]
         for j, f in fits.items():
             for s in sorted(f.steps, key=lambda s: s.e_beta):
@@ -101,7 +109,7 @@ class _Rows:
                 else:
                     clusters.append([s.beta, s.e_beta, s.o, s.e_o, {j: s}])
         if len(clusters) > self.H:
-            return None
+            return self._fail(f"more than H = {self.H} labels (heights and offsets) among its lines")
         # a line whose fit settled beside the truth (within the declared errors, which may be far
         # above the answers' true rounding) disagrees with the row on some head's height or offset
         bad = _outliers(clusters)
@@ -120,11 +128,11 @@ class _Rows:
         # every line of the row must show every head (a line that misses one has a wrong constant)
         full = [f for j, f in fits.items() if all(j in h[4] for h in heads)]
         if not full:
-            return None
+            return self._fail("no line showing every head")
         Af, eAf = _mean([f.A for f in full], [f.e_A for f in full])
         signs = resolve_signs(A, eA, Af, eAf, [h[0] for h in heads], [h[1] for h in heads])
         if signs is None:
-            return None
+            return self._fail("no unique set of signs from f([q₀])")
         out = []
         for h, neg in zip(heads, signs):
             g = {j: ((-s.gamma if neg else s.gamma), s.e_gamma) for j, s in h[4].items()}
@@ -200,8 +208,8 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             found[i] = r
     _too_many(rows, H)
     if not found:
-        raise PrecisionInsufficient(f"float sweep: no row of lines was resolved within the answers' errors "
-                                    f"({rows.refused} of {rows.lines} lines refused)")
+        raise PrecisionInsufficient(f"float sweep: no row of lines was resolved ({rows.refused} of {rows.lines} lines "
+                                    f"refused; {rows.why_text()})")
     m = max(len(r) for r in found.values())
     if m == 0:
         raise PrecisionInsufficient(
@@ -213,7 +221,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     if len(kept) < d:
         raise PrecisionInsufficient(
             f"float sweep: only {len(kept)} of {n} rows showed all {m} heads (d = {d} are needed): the heads are "
-            f"not resolved (steps too small, too wide or too close), or near-equal heads")
+            f"not resolved (steps too small, too wide or too close), or near-equal heads ({rows.why_text() or 'no row refused'})")
     base = min(kept)
     order = {base: list(range(m))}
     links = 0
@@ -283,7 +291,7 @@ def _scale(rows: _Rows, Wdir: np.ndarray) -> float:
             return R * width / WIDTH
     raise PrecisionInsufficient(f"float sweep: no pilot line ({PILOTS} tried) was fitted within the answers' errors at "
                                 "any row length tried (1 to 8^5): steps too close to resolve (near-equal or structured "
-                                "heads), or none at all")
+                                "heads), none at all, or answers less accurate than they declare")
 
 
 def _link(base: list, other: list, link: list) -> list | None:
