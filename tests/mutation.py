@@ -58,7 +58,7 @@ _CERT = ["tests/test_certificates.py", "tests/test_certificate_guards.py", "test
          "tests/test_no_false_exact.py"]
 _FFN = ["tests/test_ffn.py", "tests/test_ffn_hidden.py", "tests/test_ffn_attack.py", "tests/test_ffn_biases_model.py"]
 _MULTI = ["tests/test_kkg26_multihead.py", "tests/test_kkg26_float.py", "tests/test_kkg_block.py",
-          "tests/test_multi_head_biases.py"]
+          "tests/test_multi_head_biases.py", "tests/test_multi_head_sweep.py"]
 _NOISY = ["tests/test_theorem_6_1_noisy.py", "tests/test_noisy_refine.py"]
 #: Each module's own tests (its doctests are always added).  Listed files that do not exist
 #: are skipped; a module with none left gets every test file that names it.  ``--tests`` overrides.
@@ -81,6 +81,8 @@ DEFAULT_TESTS = {
     "exact/learn/multi_head.py": _MULTI,
     "exact/learn/kkg_block.py": _MULTI,
     "exact/learn/multi_head_float.py": _MULTI,
+    "exact/learn/multi_head_sweep.py": _MULTI,
+    "exact/learn/multi_head_lines.py": _MULTI,
     "exact/learn/noisy.py": _NOISY,
     "exact/learn/noisy_frame.py": _NOISY,
     "exact/learn/noisy_refine.py": _NOISY,
