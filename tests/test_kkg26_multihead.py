@@ -774,8 +774,10 @@ def test_float_mode_refuses_heads_it_cannot_tell_apart():
     assert float(said[0].split("less than about ")[1].split()[0]) > 1e-6
     assert [float(x) for x in merged.model.heads[0].v] == pytest.approx([2, 4], abs=1e-9)
     near = MultiHead([([[1, 0], [0, 1]], [1, 2]), ([[1, Fraction(1, 10**3)], [0, 1]], [1, 2])])
-    with pytest.raises(PrecisionInsufficient, match="float sweep"):  # 1e-3 apart: seen, but not resolved
-        learn_multi_head(FloatOracle(near), heads=2, seed=1)
+    apart = learn_multi_head(FloatOracle(near), heads=2, seed=1)  # 1e-3 apart: two heads, resolved
+    assert apart.model.H == 2 and _float_error(apart.model, near) <= apart.error_estimate < 1e-6
+    with pytest.raises(PrecisionInsufficient, match="float sweep"):  # structured heads it cannot separate
+        learn_multi_head(FloatOracle(_spread(4, 2)), heads=4, seed=1)
     for flags in ({"duplicate_w": True}, {"zero_v": True}):
         truth = MultiHead.random(2, 3, seed=0, **flags)
         result = learn_multi_head(FloatOracle(truth), heads=3, seed=0)

@@ -322,7 +322,6 @@ def test_score_biases_the_bias_free_plan_cannot_see_are_caught_by_the_checks():
 
 
 def test_float_answers_with_an_output_bias_are_refused_without_biases():
-    from exact.errors import PrecisionInsufficient
 
     from exact.errors import OracleInconsistent
 

@@ -87,7 +87,7 @@ class _Rows:
             self.refused += 1
         return fit
 
-    def _fail(self, why: str) -> None:
+    def _fail(self, why: str) -> list | None:
         self.why[why] = self.why.get(why, 0) + 1
         return None
 
