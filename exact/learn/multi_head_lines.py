@@ -278,6 +278,7 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
     t_all, y_all, e_all = [ts], [ys], [es]
 
     def rec(tq):
+        tq = np.clip(tq, lo, hi)  # refits never ask beyond the window the search established
         y, e = sample(tq)
         t_all.append(tq)
         y_all.append(y)
@@ -317,7 +318,9 @@ def _search(sample, T: float, B0: float, H: int) -> LineFit | None:
         fitted = [(-o / g, abs(g), _jump(b, g)) for b, o, g in
                   zip(theta[2 : 2 + k], theta[2 + k : 2 + 2 * k], theta[2 + 2 * k :])]
         # a step the fit pushed out of the window, or flattened wider than it, explains nothing
-        fitted = [p for p in fitted if lo <= p[0] <= hi and 1.0 / p[1] < hi - lo] or fitted[:1]
+        fitted = [p for p in fitted if lo <= p[0] <= hi and 1.0 / p[1] < hi - lo]
+        if not fitted:  # nothing the window shows is left to refine: the line is refused
+            return None
         fitted.sort()
         single = fitted[:1]
         for p in fitted[1:]:  # two steps the fit pulled onto one another are one

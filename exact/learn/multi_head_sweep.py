@@ -197,7 +197,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     try:
         R = _scale(rows, Wdir)
     except PrecisionInsufficient:
-        _too_many(rows, H, force=rows.excess > 0)
+        _too_many(rows, H)
         raise
     M = Wdir * R
     js = list(range(n))
@@ -213,8 +213,9 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     m = max(len(r) for r in found.values())
     if m == 0:
         raise PrecisionInsufficient(
-            f"float sweep: no line showed a step: the answers declare errors of about "
-            f"{float(np.median(rows.relative)):.1g} of their size, which can hide every head (or every head has v = 0)")
+            f"float sweep: no row showed a step ({rows.refused} of {rows.lines} lines refused): the answers declare "
+            f"errors of about {float(np.median(rows.relative)):.1g} of their size, which can hide every head; or the "
+            "heads are too close to resolve; or every head has v = 0")
     kept = {i: r for i, r in found.items() if len(r) == m}
     if m > H:
         raise OracleInconsistent(f"the answers show {m} heads on every line of a row, more than the bound H = {H}")
@@ -256,9 +257,9 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     return heads, (b, eb), bounds, counts
 
 
-def _too_many(rows: _Rows, H: int, force: bool = False) -> None:
+def _too_many(rows: _Rows, H: int) -> None:
     """Raise when most lines show one step more than the bound (a model with more heads than ``H``)."""
-    if rows.excess and (force or 2 * rows.excess > rows.lines):
+    if rows.excess and 2 * rows.excess > rows.lines:
         raise OracleInconsistent(
             f"{rows.excess} of {rows.lines} lines are fitted by {H + 1} steps and not by {H}: the model has more than "
             f"H = {H} canonical heads (raise the bound)")
