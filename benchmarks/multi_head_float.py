@@ -122,6 +122,8 @@ def main(argv=None) -> int:
                     for s in range(args.torch_seeds):
                         torch.manual_seed(s)
                         mha = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True, dtype=dtype).eval()
+                        if bias:  # torch starts its biases at zero; a trained module's are not
+                            _randomise_biases(mha, s)
                         readout = _readout(d, s)
                         truth = native_model(mha, readout)
                         # float32: the a-priori rounding bound is about 10⁻² of an answer, which hides every
@@ -147,6 +149,17 @@ def _ranked(d: int, H: int, rank: int, seed: int) -> MultiHead:
         v = [Fraction(int(x), 2) for x in rng.integers(-4, 5, d)]
         heads.append(SingleHead(W, v))
     return MultiHead(heads)
+
+
+def _randomise_biases(mha, seed: int) -> None:
+    """Set the module's projection biases (query, key, value and output) to normal draws of
+    standard deviation 0.1, the size of its weights."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for p in (mha.in_proj_bias, mha.out_proj.bias):
+            p.copy_(0.1 * torch.randn(p.shape, generator=g, dtype=p.dtype))
 
 
 def _readout(d: int, seed: int):

@@ -607,7 +607,7 @@ def test_a_float_comparison_states_whether_the_measured_error_is_within_the_esti
     d = result.details
     assert dict(d.rows(result))["lines"] == (
         f"{d.blocks} two-token lines ({d.lines_refused} refused, {d.links} on link rows; {d.rows_dropped} rows "
-        f"dropped; row length {d.row_scale:.3g}; seed 0)")
+        f"dropped, {d.readings_aside} slope readings set aside; row length {d.row_scale:.3g}; seed 0)")
     assert d.method == "sweep" and d.blocks > 0 and d.row_scale > 1
     tight = dataclasses.replace(result, error_estimate=err / 2)
     missed = tight.details.compare(tight, truth)

@@ -596,12 +596,13 @@ class MultiHeadDetails(Details):
     biases: bool = False
     lines_refused: int | None = None
     rows_dropped: int | None = None
+    readings_aside: int | None = None
     row_scale: float | None = None
 
     def rows(self, result) -> list:
         if self.method == "sweep":
             return [("lines", f"{self.blocks} two-token lines ({self.lines_refused} refused, {self.links} on link rows; "
-                              f"{self.rows_dropped} rows dropped; row length {self.row_scale:.3g}; seed {self.seed})")]
+                              f"{self.rows_dropped} rows dropped, {self.readings_aside} slope readings set aside; row length {self.row_scale:.3g}; seed {self.seed})")]
         out = [("blocks", f"{self.blocks} ({_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
                           f"{_n(self.fallback_groups, 'group')} fell back to links, {_n(self.redraws, 'probe redraw')}; "
                           f"seed {self.seed})")]
@@ -658,7 +659,8 @@ def _learn_float(run: Run, d: int, H: int, seed: int, biases: bool) -> LearnResu
             canonical_heads=model.H, heads_bound=H, method="sweep", paper_count=paper_query_count(d, H, biases),
             fast_count=fast_query_count(d, H, biases), lower_bound=lower_bound(d, H, biases), blocks=c.lines,
             links=c.links, cross_links=0, fallback_groups=0, redraws=0, seed=seed, biases=biases,
-            lines_refused=c.lines_refused, rows_dropped=c.rows_dropped, row_scale=c.scale,
+            lines_refused=c.lines_refused, rows_dropped=c.rows_dropped,
+            readings_aside=c.readings_aside, row_scale=c.scale,
         )
         conditions = {"heads": H, "probe_seed": seed, **({"biases": True} if biases else {})}
         try:
@@ -681,8 +683,8 @@ def _learn_float(run: Run, d: int, H: int, seed: int, biases: bool) -> LearnResu
 #: resolved (a tiny step, or one beyond every window) from an absent one, nor two heads within
 #: the answers' errors of each other from one.
 FLOAT_RESOLUTION = (
-    "a first-order error estimate from the answers' declared errors (every head read as a step on at least d lines "
-    "in each of at least d rows; a head no line resolved, or heads near-equal within the answers' errors, are not "
+    "a first-order error estimate from the answers' declared errors (every head read as a step on enough lines, "
+    "in at least d rows, to determine its W by least squares; a head no line resolved, or heads near-equal within the answers' errors, are not "
     "excluded by the answers)"
 )
 

@@ -1,9 +1,9 @@
 """The float multi-head sweep: every head's parameters from narrow steps along lines.
 
 For a final token ``q`` and a first token ``u = q + w`` the two-token answer is
-``b + Vᵀq + Σ_h σ(wᵀ(W_h q + c_h))·wᵀv_h``.  The sweep fixes ``q₀`` and draws ``n`` *rows*
-``w_i`` (long vectors) and ``n`` *line directions* ``e_j`` (unit vectors), ``n = d + extra``,
-and asks each row along each line ``q = q₀ + t·e_j`` (:mod:`exact.learn.multi_head_lines`).
+``b + Vᵀq + Σ_h σ(wᵀ(W_h q + c_h))·wᵀv_h``.  The sweep fixes ``q₀`` and draws
+``n + ⌊d/4⌋`` *rows* ``w_i`` (long vectors) and ``n = d + extra`` *line directions* ``e_j`` (unit
+vectors), and asks each row along each line ``q = q₀ + t·e_j`` (:mod:`exact.learn.multi_head_lines`).
 Line ``(i, j)`` shows head h as a step with
 
 * height ``β_h(i) = w_iᵀv_h`` and offset ``o_h(i) = w_iᵀ(W_h q₀ + c_h)``: the same on every
@@ -53,6 +53,7 @@ class SweepCounts:
     lines_refused: int
     rows_dropped: int
     links: int
+    readings_aside: int  # slope readings set aside as disagreeing with the rest of their head's
     scale: float
     samples: int
     relative_error: float  # the median declared error of the line answers, relative to the answer
@@ -163,17 +164,15 @@ def _close(a, ea, b, eb) -> bool:
 def _mean(xs, es) -> tuple[float, float]:
     w = 1.0 / np.maximum(np.asarray(es), 1e-300) ** 2
     m = float(np.sum(w * np.asarray(xs)) / np.sum(w))
-    return m, float(np.min(es))  # the best reading's bound: the mean lies within it to first order
+    # each reading within its bound puts the weighted mean within the same mean of the bounds
+    return m, float(np.sum(w * np.asarray(es)) / np.sum(w))
 
 
 def _lsq(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound ``|P|·(e + |ρ|)``
-    (ρ the residual: readings that disagree beyond their errors widen it) and the worst residual in
-    units of ``e``."""
-    P = np.linalg.pinv(A / e[:, None]) / e[None, :]
-    x = P @ y
-    res = np.abs(A @ x - y)
-    return x, np.abs(P) @ (e + res), float(np.max(res / e))
+    """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound (:func:`_wls`)
+    and the worst residual in units of ``e``."""
+    x, bound, res, _ = _wls(A, y, e)
+    return x, bound, float(np.max(res / e))
 
 
 def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = EXTRA):
@@ -187,9 +186,10 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             "the lines cannot separate the heads; learn d = 1 from exact answers (the certified mode)")
     rng = np.random.default_rng(seed)
     n = d + extra
+    nr = n + d // 4  # rows: a row in which a head's steps are all small or wide says little of it
     q0 = _unit(rng, d) * 0.5
     E = _frame(rng, n, d)
-    Wdir = _frame(rng, n, d)
+    Wdir = _frame(rng, nr, d)
     y1, e1 = ask1(np.vstack([q0, q0 + E]))
     A, eA = float(y1[0]), float(e1[0])
     B = y1[1:] - A
@@ -202,7 +202,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     M = Wdir * R
     js = list(range(n))
     found = {}
-    for i in range(n):
+    for i in range(nr):
         r = rows.row(M[i], js, A, eA)
         if r is not None:
             found[i] = r
@@ -221,7 +221,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         raise OracleInconsistent(f"the answers show {m} heads on every line of a row, more than the bound H = {H}")
     if len(kept) < d:
         raise PrecisionInsufficient(
-            f"float sweep: only {len(kept)} of {n} rows showed all {m} heads (d = {d} are needed): the heads are "
+            f"float sweep: only {len(kept)} of {nr} rows showed all {m} heads (d = {d} are needed): the heads are "
             f"not resolved (steps too small, too wide or too close), or near-equal heads ({rows.why_text() or 'no row refused'})")
     base = min(kept)
     order = {base: list(range(m))}
@@ -242,17 +242,19 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     heads, bounds = [], []
     idx = sorted(order)
     Mi = M[idx]
+    aside = 0
     for h in range(m):
         per = [kept[i][order[i][h]] for i in idx]
-        heads_h, bounds_h = _solve(Mi, E, q0, per, biases, d)
+        heads_h, bounds_h, dropped = _solve(Mi, E, q0, per, biases, d)
+        aside += dropped
         heads.append(heads_h)
         bounds.append(bounds_h)
     V = sum(hd[1] for hd in heads) if heads else np.zeros(d)
     eV = sum(bd[1] for bd in bounds) if bounds else np.zeros(d)
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
-    counts = SweepCounts(rows=n, lines=rows.lines, lines_refused=rows.refused, rows_dropped=n - len(idx),
-                         links=links, scale=R, samples=rows.samples + len(y1),
+    counts = SweepCounts(rows=nr, lines=rows.lines, lines_refused=rows.refused, rows_dropped=nr - len(idx),
+                         links=links, readings_aside=aside, scale=R, samples=rows.samples + len(y1),
                          relative_error=float(np.median(rows.relative)))
     return heads, (b, eb), bounds, counts
 
@@ -309,55 +311,78 @@ def _link(base: list, other: list, link: list) -> list | None:
 
 
 def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool, d: int):
-    """One head from its rows' readings: ``(W, v, c)`` and their first-order bounds."""
-    a_rows, a_err, used = [], [], []
-    inconsistent = worst = 0.0
-    for r, (beta, eb, o, eo, g) in enumerate(per):
-        js = sorted(g)
-        Ej = E[js]
-        y = np.array([g[j][0] for j in js])
-        e = np.array([g[j][1] for j in js])
-        if not biases:  # o = (W_hᵀw)ᵀq₀: one more reading of the same vector
-            Ej, y, e = np.vstack([Ej, q0]), np.append(y, o), np.append(e, eo)
-        if len(y) < d:  # too few of this row's lines resolved the head: the row says nothing of it
-            continue
-        a, ea, res = _lsq(Ej, y, e)
-        if res > MATCH:  # a line fit that settled beside the truth, or (in every row) scores with biases
-            inconsistent += 1
-            worst = max(worst, res)
-            continue
-        a_rows.append(a)
-        a_err.append(ea)
-        used.append(r)
-    if inconsistent and inconsistent >= len(used):
-        raise OracleInconsistent(
-            f"float sweep: a head's slopes along {inconsistent:g} rows are not one vector's (worst residual {worst:.3g}× "
-            "the errors)" + ("; the scores may have biases (learn with biases=True)" if not biases else ""))
-    if len(used) < d:
+    """One head from its rows' readings: ``(W, v, c)`` and their first-order bounds.
+
+    ``W`` comes from one weighted least-squares fit over every slope reading ``γ(i, j) =
+    w_iᵀ W e_j`` of every row (``d²`` unknowns), so a row needs no set number of lines: the
+    readings together must determine ``W``.  Readings that disagree with the rest beyond
+    :data:`MATCH` times their errors are set aside, a few at a time (:func:`_robust`)."""
+    r_idx = [r for r, p in enumerate(per) for _ in p[4]]
+    j_idx = [j for p in per for j in p[4]]
+    y = np.array([g[0] for p in per for g in p[4].values()])
+    e = np.array([g[1] for p in per for g in p[4].values()])
+    if len(y) < d * d:
         raise PrecisionInsufficient(
-            f"float sweep: a head was resolved consistently on d lines in only {len(used)} rows (d = {d} are needed"
-            + (f"; {inconsistent:g} rows' readings disagreed beyond their errors" if inconsistent else "") + ")")
-    M = M[used]
-    per = [per[r] for r in used]
-    Aw = np.array(a_rows)  # rows: W_hᵀ w_i
-    Ae = np.array(a_err)
-    wgt = Ae.max(axis=1)
-    P = np.linalg.pinv(M / wgt[:, None]) / wgt[None, :]  # the rows of Aw are w_iᵀW_h: W_h = P·Aw
-    W = P @ Aw
-    res2 = np.abs(M @ W - Aw)
-    if float(np.max(res2 / np.maximum(Ae, 1e-300))) > MATCH:  # the rows' vectors are not one matrix's
-        raise PrecisionInsufficient(
-            f"float sweep: a head's rows disagree beyond their errors ({float(np.max(res2 / np.maximum(Ae, 1e-300))):.3g}× "
-            "at worst): some line fit settled beside the truth")
-    eW = np.abs(P) @ (Ae + res2)
+            f"float sweep: a head was resolved on only {len(y)} lines, fewer than the d² = {d * d} entries of its W")
+    design = (M[r_idx][:, :, None] * E[j_idx][:, None, :]).reshape(len(y), d * d)
+    x, eW, dropped = _robust(design, y, e)
+    W, eW = x.reshape(d, d), eW.reshape(d, d)
     betas = np.array([p[0] for p in per])
     ebs = np.array([p[1] for p in per])
     v, ev, _ = _lsq(M, betas, ebs)
+    # the offsets o(i) = w_iᵀ(W q₀ + c); M⁺M = I, so c = M⁺o − W q₀ (bound |M⁺|e_o + |e_W||q₀|)
+    os_ = np.array([p[2] for p in per])
+    eos = np.array([p[3] for p in per])
+    Wq0, eWq0 = W @ q0, eW @ np.abs(q0)
     if biases:
-        os_ = np.array([p[2] for p in per]) - Aw @ q0
-        eos = np.array([p[3] for p in per]) + Ae @ np.abs(q0)
-        c, ec, _ = _lsq(M, os_, eos)
-    else:
+        u, eu, _ = _lsq(M, os_, eos)
+        c, ec = u - Wq0, eu + eWq0
+    else:  # the offsets must be W's alone
+        off = np.abs(M @ Wq0 - os_) / (eos + np.abs(M) @ eWq0)
+        if float(np.max(off)) > MATCH:
+            raise OracleInconsistent(
+                f"float sweep: a head's offsets are not its slopes' ({float(np.max(off)):.3g}× their errors at worst): "
+                "the scores have biases (learn with biases=True)")
         c, ec = np.zeros(d), np.zeros(d)
-    return (W, v, c), (eW, ev, ec)
+    return (W, v, c), (eW, ev, ec), dropped
 
+
+#: At most this share of a head's slope readings may be set aside as disagreeing.
+ASIDE = 0.1
+
+
+def _robust(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Weighted least squares ``A x ≈ y`` that sets aside readings disagreeing beyond :data:`MATCH`
+    times their errors: each round drops those whose standardised residual is at least half the
+    worst, up to :data:`ASIDE` of them.  Returns ``x``, its bound and how many were set aside."""
+    keep = np.ones(len(y), dtype=bool)
+    for _ in range(8):
+        x, bound, res, z = _wls(A[keep], y[keep], e[keep])
+        if float(np.max(res / e[keep])) <= MATCH:
+            return x, bound, int(len(y) - keep.sum())
+        worst = float(np.max(z))
+        at = np.flatnonzero(keep)[z >= max(0.5 * worst, 1.0)]
+        if len(y) - keep.sum() + len(at) > ASIDE * len(y):
+            break
+        keep[at] = False
+    raise PrecisionInsufficient(
+        f"float sweep: a head's slope readings disagree beyond {MATCH:g}× their errors ({len(y) - int(keep.sum())} of "
+        f"{len(y)} set aside, at most {ASIDE:.0%} may be): some line fits settled beside the truth")
+
+
+def _wls(A: np.ndarray, y: np.ndarray, e: np.ndarray):
+    """Weighted least squares by QR: ``x``, its first-order bound ``|P|(e + |ρ|/(1 − h))`` (ρ the
+    residuals, h the leverages: ``ρ/(1 − h)`` is what a reading's own deviation would have to be to
+    leave the residual ρ), the residuals ``|ρ|`` and their standardised sizes ``|ρ|/(e√(1 − h))``."""
+    if A.shape[0] < A.shape[1]:
+        raise PrecisionInsufficient(
+            f"float sweep: {A.shape[0]} readings cannot determine {A.shape[1]} unknowns")
+    Q, R = np.linalg.qr(A / e[:, None])
+    diag = np.abs(np.diag(R))
+    if not diag.size or float(diag.min()) <= 1e-10 * float(diag.max()):
+        raise PrecisionInsufficient("float sweep: the lines that resolved a head do not determine its parameters")
+    Pw = np.linalg.solve(R, Q.T)  # the weighted pseudo-inverse: x = Pw·(y/e)
+    x = Pw @ (y / e)
+    res = np.abs(A @ x - y)
+    free = np.maximum(1.0 - np.einsum("ij,ij->i", Q, Q), 1e-6)
+    return x, np.abs(Pw) @ (1.0 + res / (e * free)), res, res / (e * np.sqrt(free))
