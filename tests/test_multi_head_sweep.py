@@ -9,9 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from exact.errors import ExactAttentionError
+from exact.errors import ExactAttentionError, PrecisionInsufficient
 from exact.learn.multi_head_lines import fit_line, line_model, resolve_signs
-from exact.learn.multi_head_sweep import sweep
+from exact.learn.multi_head_sweep import _link, _robust, sweep
 from exact.multihead import MultiHead
 
 EPS = 2.0**-52
@@ -122,3 +122,83 @@ def test_a_head_bound_below_the_truth_is_refused():
     ask1, ask2, _ = _asker(truth)
     with pytest.raises(ExactAttentionError):
         sweep(ask1, ask2, 3, 2, biases=False, seed=0)
+
+
+def _label(beta, o, e=1e-12):
+    return (beta, e, o, e, {})
+
+
+def test_a_link_names_each_head_of_the_other_row_by_the_sum_of_labels():
+    base = [_label(1.0, 2.0), _label(-3.0, 0.5)]
+    other = [_label(0.25, -1.0), _label(4.0, 7.0)]
+    link = [_label(-3.0 + 4.0, 0.5 + 7.0), _label(1.0 + 0.25, 2.0 - 1.0)]
+    assert _link(base, other, link) == [0, 1]
+
+
+def test_a_row_missing_one_head_is_named_by_the_link_head_left_over():
+    base = [_label(1.0, 2.0), _label(-3.0, 0.5), _label(2.0, -2.0)]
+    other = [_label(0.25, -1.0), _label(4.0, 7.0)]
+    # head 3 of base is absent from the other row: its link head pairs with nothing
+    link = [_label(1.0 + 4.0, 2.0 + 7.0), _label(-3.0 + 0.25, 0.5 - 1.0), _label(2.0 + 1e-3, -2.0 + 0.3)]
+    assert _link(base, other, link) == [1, 0, None]
+    # two link heads left over (the other row misses one head, not two): not named
+    bad = [_label(1.0 + 4.0, 2.0 + 7.0), _label(-9.0, 5.0), _label(2.0 + 1e-3, -2.0 + 0.3)]
+    assert _link(base, other, bad) is None
+    # a full row must pair every link head
+    assert _link(base[:2], other, link[:1] + [_label(-9.0, 5.0)]) is None
+
+
+def test_an_ambiguous_pairing_is_not_a_link():
+    base = [_label(1.0, 1.0), _label(2.0, 2.0)]
+    other = [_label(2.0, 2.0), _label(1.0, 1.0)]
+    link = [_label(3.0, 3.0), _label(3.0, 3.0)]  # (0, 0) and (1, 1) both give 3
+    assert _link(base, other, link) is None
+
+
+def _readings(d, n, missing, rng):
+    W = rng.normal(size=(d, d))
+    M, E = rng.normal(size=(n, d)), rng.normal(size=(n, d))
+    rows, cols = np.meshgrid(range(n), range(n), indexing="ij")
+    keep = np.ones((n, n), dtype=bool)
+    keep.flat[rng.choice(n * n, missing, replace=False)] = False
+    r, j = rows[keep], cols[keep]
+    A = (M[r][:, :, None] * E[j][:, None, :]).reshape(len(r), d * d)
+    e = 10.0 ** rng.uniform(-12, -9, len(r))
+    y = A @ W.ravel() + rng.uniform(-1, 1, len(r)) * e
+    return W, A, y, e
+
+
+def test_the_joint_fit_reads_W_from_rows_with_fewer_than_d_lines():
+    rng = np.random.default_rng(3)
+    d, n = 4, 6
+    W, A, y, e = _readings(d, n, 8, rng)  # 8 of 36 lines missed: some rows keep fewer than d = 4
+    x, bound, aside = _robust(A, y, e)
+    assert aside == 0 and (np.abs(x - W.ravel()) <= bound).all()
+
+
+def test_a_reading_beside_the_truth_is_set_aside_and_the_fit_stands():
+    rng = np.random.default_rng(4)
+    W, A, y, e = _readings(4, 8, 0, rng)
+    y = y.copy()
+    y[5] += 1e4 * e[5]  # a line fit that settled beside the truth
+    x, bound, aside = _robust(A, y, e)
+    assert aside >= 1 and (np.abs(x - W.ravel()) <= bound).all()
+
+
+def test_many_readings_beside_the_truth_are_refused():
+    rng = np.random.default_rng(5)
+    W, A, y, e = _readings(3, 5, 0, rng)
+    y = y + rng.choice([-1.0, 1.0], len(y)) * 1e6 * e  # every reading off
+    with pytest.raises(PrecisionInsufficient, match="disagree"):
+        _robust(A, y, e)
+
+
+def test_readings_that_cannot_determine_W_are_refused():
+    rng = np.random.default_rng(6)
+    W, A, y, e = _readings(3, 3, 0, rng)
+    with pytest.raises(PrecisionInsufficient, match="cannot determine"):
+        _robust(A[:8], y[:8], e[:8])  # 8 readings, 9 unknowns
+    A2 = A.copy()
+    A2[:, 0] = 0.0  # no reading sees W[0, 0]
+    with pytest.raises(PrecisionInsufficient, match="do not determine"):
+        _robust(A2, y, e)

@@ -216,14 +216,16 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             f"float sweep: no row showed a step ({rows.refused} of {rows.lines} lines refused): the answers declare "
             f"errors of about {float(np.median(rows.relative)):.1g} of their size, which can hide every head; or the "
             "heads are too close to resolve; or every head has v = 0")
-    kept = {i: r for i, r in found.items() if len(r) == m}
     if m > H:
         raise OracleInconsistent(f"the answers show {m} heads on every line of a row, more than the bound H = {H}")
+    # a row may miss one head (a small height there, or steps beyond every window): the link names it
+    kept = {i: r for i, r in found.items() if len(r) >= max(m - 1, 1)}
     if len(kept) < d:
         raise PrecisionInsufficient(
-            f"float sweep: only {len(kept)} of {nr} rows showed all {m} heads (d = {d} are needed): the heads are "
-            f"not resolved (steps too small, too wide or too close), or near-equal heads ({rows.why_text() or 'no row refused'})")
-    base = min(kept)
+            f"float sweep: only {len(kept)} of {nr} rows showed at least {max(m - 1, 1)} of the {m} heads (d = {d} are "
+            f"needed): the heads are not resolved (steps too small, too wide or too close), or near-equal heads "
+            f"({rows.why_text() or 'no row refused'})")
+    base = min(i for i, r in kept.items() if len(r) == m)
     order = {base: list(range(m))}
     links = 0
     for i in sorted(kept):
@@ -237,15 +239,18 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
                 if perm is not None:
                     order[i] = perm
                 break
-    if len(order) < d:
-        raise PrecisionInsufficient(f"float sweep: only {len(order)} rows were linked to the first (d = {d} needed)")
     heads, bounds = [], []
-    idx = sorted(order)
-    Mi = M[idx]
     aside = 0
+    used: set = set()
     for h in range(m):
+        idx = [i for i in sorted(order) if order[i][h] is not None]
+        if len(idx) < d:
+            raise PrecisionInsufficient(
+                f"float sweep: head {h + 1} was read in only {len(idx)} rows linked to the first (d = {d} are needed; "
+                f"{len(order)} of {nr} rows linked)")
+        used |= set(idx)
         per = [kept[i][order[i][h]] for i in idx]
-        heads_h, bounds_h, dropped = _solve(Mi, E, q0, per, biases, d)
+        heads_h, bounds_h, dropped = _solve(M[idx], E, q0, per, biases, d)
         aside += dropped
         heads.append(heads_h)
         bounds.append(bounds_h)
@@ -253,7 +258,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     eV = sum(bd[1] for bd in bounds) if bounds else np.zeros(d)
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
-    counts = SweepCounts(rows=nr, lines=rows.lines, lines_refused=rows.refused, rows_dropped=nr - len(idx),
+    counts = SweepCounts(rows=nr, lines=rows.lines, lines_refused=rows.refused, rows_dropped=nr - len(used),
                          links=links, readings_aside=aside, scale=R, samples=rows.samples + len(y1),
                          relative_error=float(np.median(rows.relative)))
     return heads, (b, eb), bounds, counts
@@ -298,16 +303,25 @@ def _scale(rows: _Rows, Wdir: np.ndarray) -> float:
 
 
 def _link(base: list, other: list, link: list) -> list | None:
-    """The permutation naming ``other``'s heads by ``base``'s: each link head is the sum of one head
-    of each (heights and offsets add); ``None`` unless every pairing is unique."""
+    """The map naming ``other``'s heads by ``base``'s: each link head is the sum of one head of each
+    (heights and offsets add).  ``other`` may miss one of base's heads: then exactly one link head
+    pairs with nothing, and names the base head left over, which maps to ``None``.  ``None``
+    unless every pairing is unique."""
     perm: list = [None] * len(base)
+    left = []
     for L in link:
         hits = [(a, b) for a, x in enumerate(base) for b, y in enumerate(other)
                 if _close(L[0], L[1], x[0] + y[0], x[1] + y[1]) and _close(L[2], L[3], x[2] + y[2], x[3] + y[3])]
+        if not hits and len(other) < len(base):
+            left.append(L)
+            continue
         if len(hits) != 1 or perm[hits[0][0]] is not None:
             return None
         perm[hits[0][0]] = hits[0][1]
-    return perm if len(set(perm)) == len(perm) and None not in perm else None
+    named = [p for p in perm if p is not None]
+    if len(set(named)) != len(named) or len(named) != len(other) or len(left) != len(base) - len(other):
+        return None
+    return perm
 
 
 def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool, d: int):
