@@ -301,10 +301,11 @@ class TorchOracle(BaseOracle):
             if Xs[0].shape[0] == 1:  # one-token queries: their whole output vectors are kept (learn_module)
                 for i, vec in zip(idx, last.cpu().numpy()):
                     self.token_outputs[tuple(seqs[i].to_numpy()[0].tolist())] = vec
-            for i, X, y in zip(idx, Xs, ys.tolist()):
+            bounds = self._bounds(np.stack(Xs)).tolist() if self._truth is None else [None] * len(idx)
+            for i, y, e in zip(idx, ys.tolist(), bounds):
                 if not math.isfinite(y):
                     raise OracleInconsistent(f"the torch module answered {y} to query #{self._count + i + 1}")
-                out[i] = FloatAnswer(y, self._bound(X) if self._truth is None else self._measured(seqs[i], y))
+                out[i] = FloatAnswer(y, e if self._truth is None else self._measured(seqs[i], y))
         return out
 
     @property
@@ -325,7 +326,12 @@ class TorchOracle(BaseOracle):
         return math.nextafter(err if Fraction(err) >= gap else math.nextafter(err, math.inf), math.inf)
 
     def _bound(self, X: np.ndarray) -> float:
-        """``γ·M(X)``: the computation's rounding bound, from the same chain on absolute values.
+        """``γ·M(X)`` for one query ``X`` (an ``(N, d)`` array): :meth:`_bounds` of a batch of one."""
+        return float(self._bounds(X[None])[0])
+
+    def _bounds(self, Xs: np.ndarray) -> np.ndarray:
+        """``γ·M(X)`` for each query of a ``(B, N, d)`` batch: the computation's rounding bound, from
+        the same chain on absolute values.
 
         For each head, scores ``s_i = (W_K x_i + b_k)·(W_Q x_N + b_q)/√r`` err by at most ``γ·S``
         with ``S`` their absolute-value counterpart; a score error ``δ`` moves the softmax average
@@ -337,24 +343,24 @@ class TorchOracle(BaseOracle):
         the absolute chain), and the result is multiplied by ``1 + 2γ`` and rounded up.
         """
         wt = self._weights
-        Ax = np.abs(X)
-        n = X.shape[0]
+        Ax = np.abs(Xs)
+        n = Xs.shape[1]
         aw = np.abs(wt.w)
-        total = 2 * float(aw @ np.abs(wt.bo))
-        floor = 0.0  # underflow: each of the ~(4d + 2N) operations of a head may lose the dtype's tiniest normal
+        total = np.full(Xs.shape[0], 2 * float(aw @ np.abs(wt.bo)))
+        floor = np.zeros(Xs.shape[0])  # underflow: each of a head's ~(4d + 2N) operations may lose the tiniest normal
         for h in range(wt.H):
-            q = np.abs(wt.Wq[h]) @ Ax[-1] + np.abs(wt.bq[h])
-            S = (Ax @ np.abs(wt.Wk[h]).T + np.abs(wt.bk[h])) @ q / math.sqrt(wt.r)
+            q = Ax[:, -1] @ np.abs(wt.Wq[h]).T + np.abs(wt.bq[h])
+            S = np.einsum("bnr,br->bn", Ax @ np.abs(wt.Wk[h]).T + np.abs(wt.bk[h]), q) / math.sqrt(wt.r)
             ow = np.abs(wt.Wo[h]).T @ aw
-            vals_abs = (Ax @ np.abs(wt.Wv[h]).T + np.abs(wt.bv[h])) @ ow
-            top = float(vals_abs.max())
+            top = ((Ax @ np.abs(wt.Wv[h]).T + np.abs(wt.bv[h])) @ ow).max(axis=1)
+            smax = S.max(axis=1)
             # one token: the softmax is exactly 1, so score errors do not reach the answer
-            total += (float(S.max()) * 2 * top if n > 1 else 0.0) + 2 * top
-            floor += (1 + float(ow.sum())) * (1 + 2 * top + float(S.max()))
+            total += (smax * 2 * top if n > 1 else 0.0) + 2 * top
+            floor += (1 + float(ow.sum())) * (1 + 2 * top + smax)
         # the sums over the N tokens (softmax denominator and weighted values) add N roundings each
         gamma = self._gamma + 2 * n * self._unit
         bound = gamma * total + (4 * self.d + 2 * n + 16) * self._tiny * floor + 1e-300
-        return math.nextafter(bound * (1 + 2 * gamma), math.inf)
+        return np.nextafter(bound * (1 + 2 * gamma), np.inf)
 
 
 def torch_black_box(text: str) -> tuple:
