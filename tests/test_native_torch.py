@@ -34,6 +34,29 @@ def test_every_answer_is_within_its_declared_rounding_bound(dtype):
     assert o.count == len(seqs)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_a_batch_of_biased_multi_head_answers_is_within_its_declared_bounds(dtype):
+    """The bounds of a whole batch come from one array pass: each must still cover its answer, for
+    several heads with nonzero biases and queries of mixed lengths in one batch."""
+    torch.manual_seed(2)
+    mha = torch.nn.MultiheadAttention(8, 4, bias=True, batch_first=True, dtype=dtype).eval()
+    with torch.no_grad():
+        for p in (mha.in_proj_bias, mha.out_proj.bias):
+            p.copy_(0.3 * torch.randn(p.shape, dtype=dtype))
+    w = np.random.default_rng(2).standard_normal(8)
+    truth = native_model(mha, w)
+    o = TorchOracle(mha, w)
+    rng = np.random.default_rng(3)
+    seqs = [Sequence.from_rows((4 * rng.standard_normal((n, 8))).tolist()) for _ in range(6) for n in (1, 2, 4)]
+    answers = o.query_batch(seqs)
+    for X, y in zip(seqs, answers):
+        lo, hi = ball_interval(truth.exact(X).ball(200))
+        assert max(lo - float(y), float(y) - hi, 0) <= y.error
+    # the batch's bounds are each query's own (up to the summation order of an array pass)
+    for a, X in zip(answers, seqs):
+        assert abs(float(a.error) - o._bound(X.to_numpy())) <= 1e-12 * float(a.error)
+
+
 def test_a_float64_module_at_d_64_is_learned_within_the_float_mode_bound():
     mha, w = _module(64, torch.float64)
     W = np.array(native_head(mha, w).to_numpy()[0])
