@@ -134,3 +134,51 @@ def test_float_sweep_holds_its_estimate_or_refuses_at_scale():
     figures = sweep(instances(100, seed=1))
     assert figures["instances"] == 200 and figures["accepted"] >= 100, figures
     assert figures["violations"] == [] and figures["worst_ratio"] <= 1, figures
+
+
+def _with_c(model: MultiHead, head: int, k: int, size: float) -> MultiHead:
+    from exact.models import SingleHead
+
+    heads = []
+    for h, hd in enumerate(model.heads):
+        c = [Fraction(0)] * model.d
+        if h == head:
+            c[k] = Fraction(size)
+        heads.append(SingleHead(hd.W, hd.v, c=c))
+    return MultiHead(heads, d=model.d)
+
+
+def test_a_bias_free_learn_covers_a_score_bias_too_small_to_refuse():
+    """Without biases the model returns c = 0; a truth with a score bias below the refusal
+    threshold (8× the offsets' errors) must still lie within the estimate, which counts |ĉ| + e_c."""
+    from exact.canonical import float_error
+
+    m = MultiHead.random(4, 2, seed=2)
+    est0 = learn_multi_head(FloatOracle(m), heads=2, mode="float", seed=2).error_estimate
+    truth = _with_c(m, 1, 1, 6 * est0)
+    r = learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=2)
+    assert float_error(r.model, truth) <= r.error_estimate
+    with pytest.raises(OracleInconsistent, match="biases=True"):
+        learn_multi_head(FloatOracle(_with_c(m, 1, 1, 24 * est0)), heads=2, mode="float", seed=2)
+
+
+def test_a_bias_free_learn_covers_an_output_bias_too_small_to_refuse():
+    from exact.canonical import float_error
+
+    m = MultiHead.random(2, 3, seed=1)
+    est0 = learn_multi_head(FloatOracle(m), heads=3, mode="float", seed=1).error_estimate
+    truth = MultiHead(m.heads, d=2, b=Fraction(2 * est0))
+    r = learn_multi_head(FloatOracle(truth), heads=3, mode="float", seed=1)
+    assert float_error(r.model, truth) <= r.error_estimate
+
+
+def test_a_head_no_line_resolves_is_refused_by_the_one_token_slopes():
+    """A head whose score bias keeps its steps beyond every window is missing from the heads
+    found; V = Σ v_h then misses the one-token answers' slopes, and the sweep refuses."""
+    m = MultiHead.random(2, 2, seed=3, biases=True)
+    big = [Fraction(60) * x for x in m.heads[0].c]
+    from exact.models import SingleHead
+
+    truth = MultiHead([SingleHead(m.heads[0].W, m.heads[0].v, c=big), m.heads[1]], d=2, b=m.b)
+    with pytest.raises(PrecisionInsufficient, match="a head no line resolved"):
+        learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=3, biases=True, checks=0)

@@ -256,6 +256,13 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         bounds.append(bounds_h)
     V = sum(hd[1] for hd in heads) if heads else np.zeros(d)
     eV = sum(bd[1] for bd in bounds) if bounds else np.zeros(d)
+    # the one-token answers give V's slopes f([q₀ + e_j]) − f([q₀]) = Vᵀe_j: the heads found must sum to it
+    miss = np.abs(E @ V - B) / (np.abs(E) @ eV + e1[1:] + eA)
+    if float(np.max(miss)) > MATCH:
+        raise PrecisionInsufficient(
+            f"float sweep: the {m} heads found sum to a V whose slopes miss the one-token answers' "
+            f"f([q₀ + e_j]) − f([q₀]) by up to {float(np.max(miss)):.3g}× their errors: a head no line resolved (its "
+            "steps beyond every window, or too small to see)")
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
     counts = SweepCounts(rows=nr, lines=rows.lines, lines_refused=rows.refused, rows_dropped=nr - len(used),
@@ -348,16 +355,15 @@ def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool
     os_ = np.array([p[2] for p in per])
     eos = np.array([p[3] for p in per])
     Wq0, eWq0 = W @ q0, eW @ np.abs(q0)
-    if biases:
-        u, eu, _ = _lsq(M, os_, eos)
-        c, ec = u - Wq0, eu + eWq0
-    else:  # the offsets must be W's alone
+    u, eu, _ = _lsq(M, os_, eos)
+    c, ec = u - Wq0, eu + eWq0
+    if not biases:  # the offsets must be W's alone; c = 0 is then returned, within |ĉ| + e_c of the truth's
         off = np.abs(M @ Wq0 - os_) / (eos + np.abs(M) @ eWq0)
         if float(np.max(off)) > MATCH:
             raise OracleInconsistent(
                 f"float sweep: a head's offsets are not its slopes' ({float(np.max(off)):.3g}× their errors at worst): "
                 "the scores have biases (learn with biases=True)")
-        c, ec = np.zeros(d), np.zeros(d)
+        c, ec = np.zeros(d), np.abs(c) + ec
     return (W, v, c), (eW, ev, ec), dropped
 
 
