@@ -2,7 +2,7 @@
 
 For a final token ``q`` and a first token ``u = q + w`` the two-token answer is
 ``b + Vᵀq + Σ_h σ(wᵀ(W_h q + c_h))·wᵀv_h``.  The sweep fixes ``q₀`` and draws
-``n + ⌊d/4⌋`` *rows* ``w_i`` (long vectors) and ``n = d + extra`` *line directions* ``e_j`` (unit
+``n = d + extra + ⌊d/4⌋`` *rows* ``w_i`` (long vectors) and ``n`` *line directions* ``e_j`` (unit
 vectors), and asks each row along each line ``q = q₀ + t·e_j`` (:mod:`exact.learn.multi_head_lines`).
 Line ``(i, j)`` shows head h as a step with
 
@@ -195,8 +195,9 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             "float sweep: in d = 1 without biases every head's step lies at one centre (−q₀/e on every line), so "
             "the lines cannot separate the heads; learn d = 1 from exact answers (the certified mode)")
     rng = np.random.default_rng(seed)
-    n = d + extra
-    nr = n + d // 4  # rows: a row in which a head's steps are all small or wide says little of it
+    # rows: a row in which a head's steps are all small or wide says little of it; lines: at d = 64 and
+    # H = 8 a head is read on about 70 % of them, and its W needs d² readings in all
+    n = nr = d + extra + d // 4
     q0 = _unit(rng, d) * 0.5
     E = _frame(rng, n, d)
     Wdir = _frame(rng, nr, d)
