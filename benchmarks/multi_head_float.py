@@ -91,7 +91,11 @@ def main(argv=None) -> int:
     p.add_argument("--torch", action="store_true", help="also float64 nn.MultiheadAttention modules")
     p.add_argument("--torch-shapes", type=str, nargs="+", default=["16,2", "16,4", "32,4", "64,8"])
     p.add_argument("--torch-seeds", type=int, default=10)
+    p.add_argument("--torch-first-seed", type=int, default=0, help="the torch rows' seeds start here")
+    p.add_argument("--torch-biases", choices=["both", "off", "on"], default="both")
     p.add_argument("--float32", action="store_true", help="the torch modules in float32 as well")
+    p.add_argument("--dtypes", choices=["float64", "float32"], nargs="+", default=None,
+                   help="the torch modules' dtypes (default float64, and float32 with --float32)")
     p.add_argument("--no-own", action="store_true", help="skip the own-instance table")
     args = p.parse_args(argv)
     emit({"row": "env", "python": platform.python_version(), "config": vars(args)})
@@ -114,12 +118,13 @@ def main(argv=None) -> int:
 
         torch.set_num_threads(1)  # tiny batches: one thread is about 60× faster than two contending ones
 
-        dtypes = [torch.float64] + ([torch.float32] if args.float32 else [])
+        names = args.dtypes or ["float64"] + (["float32"] if args.float32 else [])
+        dtypes = [getattr(torch, n) for n in names]
         for shape in args.torch_shapes:
             d, H = (int(x) for x in shape.split(","))
             for dtype in dtypes:
-                for bias in (False, True):
-                    for s in range(args.torch_seeds):
+                for bias in {"both": (False, True), "off": (False,), "on": (True,)}[args.torch_biases]:
+                    for s in range(args.torch_first_seed, args.torch_first_seed + args.torch_seeds):
                         torch.manual_seed(s)
                         mha = torch.nn.MultiheadAttention(d, H, bias=bias, batch_first=True, dtype=dtype).eval()
                         if bias:  # torch starts its biases at zero; a trained module's are not

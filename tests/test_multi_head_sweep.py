@@ -11,7 +11,7 @@ import pytest
 
 from exact.errors import ExactAttentionError, PrecisionInsufficient
 from exact.learn.multi_head_lines import fit_line, line_model, resolve_signs
-from exact.learn.multi_head_sweep import _link, _robust, sweep
+from exact.learn.multi_head_sweep import _link, _Linker, _robust, sweep
 from exact.multihead import MultiHead
 
 EPS = 2.0**-52
@@ -153,6 +153,47 @@ def test_an_ambiguous_pairing_is_not_a_link():
     other = [_label(2.0, 2.0), _label(1.0, 1.0)]
     link = [_label(3.0, 3.0), _label(3.0, 3.0)]  # (0, 0) and (1, 1) both give 3
     assert _link(base, other, link) is None
+
+
+class _LabelRows:
+    """Rows whose heads' labels are linear in the row (β = wᵀv_h, o = wᵀu_h), as the sweep's are; a
+    link row in ``refuse`` resolves no head."""
+
+    def __init__(self, V, U, n, refuse=()):
+        self.V, self.U, self.E, self.refuse, self.asked = V, U, np.zeros((n, 1)), list(refuse), 0
+
+    def labels(self, w, perm):
+        return [_label(float(w @ self.V[h]), float(w @ self.U[h])) for h in perm]
+
+    def row(self, w, js, A, eA):
+        self.asked += 1
+        return None if any(np.array_equal(w, r) for r in self.refuse) else self.labels(w, range(len(self.V)))
+
+
+def _linker_case(refuse_pairs, seed=0):
+    rng = np.random.default_rng(seed)
+    m, d, n = 3, 4, 5
+    V, U, M = rng.normal(size=(m, d)), rng.normal(size=(m, d)), rng.normal(size=(4, d))
+    rows = _LabelRows(V, U, n, [M[a] + M[b] for a, b in refuse_pairs])
+    perms = [list(rng.permutation(m)) for _ in M]  # each row lists its heads in its own order
+    kept = {i: rows.labels(M[i], perms[i]) for i in range(len(M))}
+    return rows, M, kept, perms, _Linker(rows, M, kept, 0, m, 0.0, 0.0)
+
+
+def test_a_row_that_cannot_link_to_the_base_links_through_another_linked_row():
+    rows, M, kept, perms, linker = _linker_case([(0, 2)])
+    assert linker.link(1) and linker.link(2) and linker.link(3)
+    for i, order in linker.order.items():  # row i's entry order[i][h] is the base's head h
+        assert [perms[i][k] for k in order] == perms[0]
+    assert linker.reads(0) == 4 and linker.why_text() == "every kept row linked"
+
+
+def test_a_row_that_links_to_no_row_is_counted_and_costs_a_bounded_number_of_lines():
+    rows, M, kept, perms, linker = _linker_case([(0, 1), (0, 2), (1, 2), (0, 3)])
+    assert not linker.link(1) and not linker.link(2)  # rows 1 and 2 have only the base to link to
+    assert linker.link(3) is False and 2 not in linker.order and linker.links == 3 * 3
+    assert linker.why_text() == "3 rows found no link line showing every head"
+    assert linker.reads(1) == 1
 
 
 def _readings(d, n, missing, rng):

@@ -178,10 +178,10 @@ def _mean(xs, es) -> tuple[float, float]:
     return m, float(np.sum(w * np.asarray(es)) / np.sum(w))
 
 
-def _lsq(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+def _lsq(A: np.ndarray, y: np.ndarray, e: np.ndarray, what: str) -> tuple[np.ndarray, np.ndarray, float]:
     """Weighted least squares ``A x ≈ y`` (errors ``e``): ``x``, its first-order bound (:func:`_wls`)
     and the worst residual in units of ``e``."""
-    x, bound, res, _ = _wls(A, y, e)
+    x, bound, res, _ = _wls(A, y, e, what)
     return x, bound, float(np.max(res / e))
 
 
@@ -237,19 +237,21 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             f"needed): the heads are not resolved (steps too small, too wide or too close), or near-equal heads "
             f"({rows.why_text() or 'no row refused'})")
     base = min(i for i, r in kept.items() if len(r) == m)
-    order = {base: list(range(m))}
-    links = 0
+    linker = _Linker(rows, M, kept, base, m, A, eA)
     for i in sorted(kept):
-        if i == base:
-            continue
-        for j in js:  # the first line of the link row that shows all m heads
-            link = rows.row(M[base] + M[i], [j], A, eA)
-            links += 1
-            if link is not None and len(link) == m:
-                perm = _link(kept[base], kept[i], link)
-                if perm is not None:
-                    order[i] = perm
-                break
+        if i != base:
+            linker.link(i)
+    # a head read in fewer than d linked rows: draw more rows (at most as many again) until each has d
+    for w in _frame(rng, nr, d):
+        if all(linker.reads(h) >= d for h in range(m)):
+            break
+        i = len(M)
+        M = linker.M = np.vstack([M, R * w[None, :]])
+        r = rows.row(M[i], js, A, eA)
+        if r is not None and len(r) >= max(m - 1, 1):
+            kept[i] = r
+            linker.link(i)
+    order, links = linker.order, linker.links
     heads, bounds = [], []
     aside = 0
     used: set = set()
@@ -258,7 +260,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         if len(idx) < d:
             raise PrecisionInsufficient(
                 f"float sweep: head {h + 1} was read in only {len(idx)} rows linked to the first (d = {d} are needed; "
-                f"{len(order)} of {nr} rows linked)")
+                f"{len(order)} of {len(M)} rows linked; {linker.why_text()})")
         used |= set(idx)
         per = [kept[i][order[i][h]] for i in idx]
         heads_h, bounds_h, dropped = _solve(M[idx], E, q0, per, biases, d)
@@ -276,7 +278,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             "steps beyond every window, or too small to see)")
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
-    counts = SweepCounts(rows=nr, lines=rows.lines, lines_refused=rows.refused, rows_dropped=nr - len(used),
+    counts = SweepCounts(rows=len(M), lines=rows.lines, lines_refused=rows.refused, rows_dropped=len(M) - len(used),
                          links=links, readings_aside=aside, scale=R, samples=rows.samples + len(y1),
                          relative_error=float(np.median(rows.relative)))
     return heads, (b, eb), bounds, counts
@@ -320,6 +322,54 @@ def _scale(rows: _Rows, Wdir: np.ndarray) -> float:
                                 "heads), none at all, or answers less accurate than they declare")
 
 
+#: Lines of a link row tried against one linked row, once they show every head, before the next is tried.
+LINK_LINES = 3
+#: Linked rows (showing every head) tried as the other half of a row's link.
+LINK_BASES = 3
+
+
+class _Linker:
+    """Names each kept row's heads by the base row's: ``order[i][h]`` is the index in row i of the base
+    row's head h (``None`` where row i misses it).  Row i is linked through a link row ``w_b + w_i``
+    to the base or, failing that, to another linked row b that shows every head."""
+
+    def __init__(self, rows: _Rows, M: np.ndarray, kept: dict, base: int, m: int, A: float, eA: float):
+        self.rows, self.M, self.kept, self.m, self.A, self.eA = rows, M, kept, m, A, eA
+        self.order: dict = {base: list(range(m))}
+        self.links = 0
+        self.why: dict = {}
+
+    def reads(self, h: int) -> int:
+        """How many linked rows show the base row's head h."""
+        return sum(o[h] is not None for o in self.order.values())
+
+    def why_text(self) -> str:
+        return "; ".join(f"{n} rows {why}" for why, n in self.why.items()) or "every kept row linked"
+
+    def link(self, i: int) -> bool:
+        full = [b for b in self.order if len(self.kept[b]) == self.m]
+        why = "found no link line showing every head"
+        n = len(self.rows.E)
+        per = max(LINK_LINES, -(-n // LINK_BASES))  # link lines asked per b: about n over every b tried
+        for b in full[:LINK_BASES]:
+            tried = 0
+            for j in range(min(per, n)):
+                r = self.rows.row(self.M[b] + self.M[i], [j], self.A, self.eA)
+                self.links += 1
+                if r is None or len(r) != self.m:
+                    continue
+                perm = _link(self.kept[b], self.kept[i], r)
+                if perm is not None:  # row i's heads named by row b's, and row b's by the base's
+                    self.order[i] = [perm[a] for a in self.order[b]]
+                    return True
+                why = "had no unique pairing of their labels with a linked row's"
+                tried += 1
+                if tried == LINK_LINES:
+                    break
+        self.why[why] = self.why.get(why, 0) + 1
+        return False
+
+
 def _link(base: list, other: list, link: list) -> list | None:
     """The map naming ``other``'s heads by ``base``'s: each link head is the sum of one head of each
     (heights and offsets add).  ``other`` may miss one of base's heads: then exactly one link head
@@ -361,12 +411,12 @@ def _solve(M: np.ndarray, E: np.ndarray, q0: np.ndarray, per: list, biases: bool
     W, eW = x.reshape(d, d), eW.reshape(d, d)
     betas = np.array([p[0] for p in per])
     ebs = np.array([p[1] for p in per])
-    v, ev, _ = _lsq(M, betas, ebs)
+    v, ev, _ = _lsq(M, betas, ebs, "v (from the heights)")
     # the offsets o(i) = w_iᵀ(W q₀ + c); M⁺M = I, so c = M⁺o − W q₀ (bound |M⁺|e_o + |e_W||q₀|)
     os_ = np.array([p[2] for p in per])
     eos = np.array([p[3] for p in per])
     Wq0, eWq0 = W @ q0, eW @ np.abs(q0)
-    u, eu, _ = _lsq(M, os_, eos)
+    u, eu, _ = _lsq(M, os_, eos, "W q₀ + c (from the offsets)")
     c, ec = u - Wq0, eu + eWq0
     if not biases:  # the offsets must be W's alone; c = 0 is then returned, within |ĉ| + e_c of the truth's
         off = np.abs(M @ Wq0 - os_) / (eos + np.abs(M) @ eWq0)
@@ -388,7 +438,7 @@ def _robust(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np
     worst, up to :data:`ASIDE` of them.  Returns ``x``, its bound and how many were set aside."""
     keep = np.ones(len(y), dtype=bool)
     for _ in range(8):
-        x, bound, res, z = _wls(A[keep], y[keep], e[keep])
+        x, bound, res, z = _wls(A[keep], y[keep], e[keep], "W (from the slopes)")
         if float(np.max(res / e[keep])) <= MATCH:
             return x, bound, int(len(y) - keep.sum())
         worst = float(np.max(z))
@@ -401,7 +451,7 @@ def _robust(A: np.ndarray, y: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np
         f"{len(y)} set aside, at most {ASIDE:.0%} may be): some line fits settled beside the truth")
 
 
-def _wls(A: np.ndarray, y: np.ndarray, e: np.ndarray):
+def _wls(A: np.ndarray, y: np.ndarray, e: np.ndarray, what: str):
     """Weighted least squares by QR: ``x``, its first-order bound ``|P|(e + |ρ|/(1 − h))`` (ρ the
     residuals, h the leverages: ``ρ/(1 − h)`` is what a reading's own deviation would have to be to
     leave the residual ρ), the residuals ``|ρ|`` and their standardised sizes ``|ρ|/(e√(1 − h))``."""
@@ -409,9 +459,13 @@ def _wls(A: np.ndarray, y: np.ndarray, e: np.ndarray):
         raise PrecisionInsufficient(
             f"float sweep: {A.shape[0]} readings cannot determine {A.shape[1]} unknowns")
     Q, R = np.linalg.qr(A / e[:, None])
-    diag = np.abs(np.diag(R))
-    if not diag.size or float(diag.min()) <= 1e-10 * float(diag.max()):
-        raise PrecisionInsufficient("float sweep: the lines that resolved a head do not determine its parameters")
+    # each unknown's column against the span of those before it (the sine of the angle; the weights of
+    # the readings may spread over many decades, so R's diagonal alone says nothing of rank)
+    sine = np.abs(np.diag(R)) / np.maximum(np.linalg.norm(R, axis=0), 1e-300)
+    if not sine.size or float(sine.min()) <= 1e-10:
+        raise PrecisionInsufficient(
+            f"float sweep: the lines that resolved a head do not determine its {what}: one unknown's column lies "
+            f"within {float(sine.min()):.2g} of the others' span")
     Pw = np.linalg.solve(R, Q.T)  # the weighted pseudo-inverse: x = Pw·(y/e)
     x = Pw @ (y / e)
     res = np.abs(A @ x - y)
