@@ -190,3 +190,23 @@ def test_a_head_no_line_resolves_is_refused_by_the_one_token_slopes():
     truth = MultiHead([SingleHead(m.heads[0].W, m.heads[0].v, c=big), m.heads[1]], d=2, b=m.b)
     with pytest.raises(PrecisionInsufficient, match="a head no line resolved"):
         learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=3, biases=True, checks=0)
+
+
+@pytest.mark.parametrize("batched", [False, True])
+def test_a_model_answering_exactly_zero_is_refused_as_showing_no_step(batched):
+    from exact.oracles import CallableOracle
+
+    f = (lambda X: np.zeros(len(X))) if batched else (lambda X: 0.0)
+    oracle = CallableOracle(f, d=3, accuracy=0, batched=batched)
+    with pytest.raises(PrecisionInsufficient, match="no head shows a step"):
+        learn_multi_head(oracle, heads=2, mode="float", seed=0, biases=batched)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the overflows the refusal reports
+def test_values_near_the_float64_limit_are_refused_not_crashed():
+    from exact.models import SingleHead
+
+    g = np.random.default_rng(4100)
+    heads = [SingleHead(g.normal(size=(2, 2)).tolist(), (g.normal(size=2) * 1e300).tolist()) for _ in range(2)]
+    with pytest.raises(PrecisionInsufficient):
+        learn_multi_head(FloatOracle(MultiHead(heads)), heads=2, mode="float", seed=0)

@@ -243,3 +243,18 @@ def test_readings_that_cannot_determine_W_are_refused():
     A2[:, 0] = 0.0  # no reading sees W[0, 0]
     with pytest.raises(PrecisionInsufficient, match="do not determine"):
         _robust(A2, y, e)
+
+
+def test_the_cover_bounds_the_rank_of_a_heads_slope_design():
+    d = 3
+    rows = _LabelRows(np.zeros((1, d)), np.zeros((1, d)), 5)
+    # head 0 of each row, read on the lines in g; rows 0 and 1 on all five lines, row 2 on one
+    reads = [{0: 1, 1: 1, 2: 1, 3: 1, 4: 1}, {0: 1, 1: 1, 2: 1, 3: 1, 4: 1}, {2: 1}]
+    kept = {i: [(1.0, 1e-12, 0.0, 1e-12, g)] for i, g in enumerate(reads)}
+    linker = _Linker(rows, np.zeros((3, d)), kept, 0, 1, 0.0, 0.0)
+    linker.order = {0: [0], 1: [0], 2: [0]}
+    # by rows: min(5, 3) + min(5, 3) + min(1, 3) = 7; by lines: 2 + 2 + 3 + 2 + 2 = 11
+    assert linker.cover(0, d) == 7
+    M, E = np.random.default_rng(0).normal(size=(3, d)), np.random.default_rng(1).normal(size=(5, d))
+    design = np.array([np.kron(M[i], E[j]) for i, g in enumerate(reads) for j in g])
+    assert np.linalg.matrix_rank(design) == 7 < d * d

@@ -50,6 +50,10 @@ class FloatSweep:
     merge: float  # heads closer than this may come back as one (the answers differ at second order)
 
 
+#: The least error an answer is given (an exact answer of 0 has none; 1/e must stay finite).
+ERROR_FLOOR = 1e-300
+
+
 def _askers(run):
     """``ask1(X)`` for an ``(n, d)`` array of one-token queries and ``ask2(X)`` for an ``(n, 2, d)``
     array of two-token ones, through the run; both return ``(values, errors)``."""
@@ -65,7 +69,9 @@ def _askers(run):
             [isinstance(a, ExactAnswer) for a in answers], np.abs(ys) * 2.0**-52, 0.0)
         if not (np.isfinite(ys).all() and np.isfinite(es).all()):
             raise OracleInconsistent("the oracle answered a non-finite value or error bound")
-        return ys, np.maximum(es, np.abs(ys) * 2.0**-53)  # no float64 answer is closer than its own rounding
+        # no float64 answer is closer than its own rounding; an exact 0 declared exact still gets a floor far
+        # below every answer's error, so that the fits' weights 1/e stay finite
+        return ys, np.maximum(es, np.maximum(np.abs(ys) * 2.0**-53, ERROR_FLOOR))
 
     return (lambda X: ask(np.asarray(X, dtype=np.float64)[:, None, :])), (lambda X: ask(np.asarray(X, dtype=np.float64)))
 

@@ -190,7 +190,10 @@ def _minimise(theta, t, y, e, iterations, n, to_centre, from_centre, jac) -> np.
     for _ in range(POLISH):  # undamped Gauss–Newton steps, kept while they lower the cost
         J = jac(ph) / e[:, None]
         scale = np.sqrt((J * J).sum(axis=0)) + 1e-300
-        step, *_ = np.linalg.lstsq(J / scale, -r, rcond=None)
+        try:
+            step, *_ = np.linalg.lstsq(J / scale, -r, rcond=None)
+        except np.linalg.LinAlgError:  # a Jacobian that is not finite: keep the damped fit
+            break
         trial = ph + step / scale
         rt = (line_model(from_centre(trial), t) - y) / e
         ct = float(rt @ rt)
@@ -408,6 +411,8 @@ def _fit(t, y, e, pilots, B0, lo: float, hi: float) -> tuple:
     theta = _levenberg(theta, t, y, e)
     if np.isfinite(theta).all():  # the answers' errors, plus the line model's own float64 rounding there
         e = e + rounding(theta, t)
+        if not np.isfinite(e).all():  # the rounding bound overflows: answers near float64's largest
+            return None, None
         theta = _levenberg(theta, t, y, e)
     res = float(np.max(np.abs(line_model(theta, t) - y) / e))
     if not np.isfinite(res):

@@ -241,9 +241,10 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     for i in sorted(kept):
         if i != base:
             linker.link(i)
-    # a head read in fewer than d linked rows: draw more rows (at most as many again) until each has d
+    # a head whose readings cannot determine its W with some room (linker.cover): draw more rows, at most
+    # as many again, until each head's can
     for w in _frame(rng, nr, d):
-        if all(linker.reads(h) >= d for h in range(m)):
+        if all(linker.cover(h, d) >= d * (d + extra) for h in range(m)):
             break
         i = len(M)
         M = linker.M = np.vstack([M, R * w[None, :]])
@@ -261,6 +262,11 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             raise PrecisionInsufficient(
                 f"float sweep: head {h + 1} was read in only {len(idx)} rows linked to the first (d = {d} are needed; "
                 f"{len(order)} of {len(M)} rows linked; {linker.why_text()})")
+        if (cover := linker.cover(h, d)) < d * d:
+            raise PrecisionInsufficient(
+                f"float sweep: head {h + 1}'s slope readings can determine at most {cover} of the d² = {d * d} entries "
+                f"of its W ({len(idx)} linked rows read it; a row or a line holds at most d useful readings): it is "
+                "resolved on too few lines of too many rows (steps too wide, or beyond the window)")
         used |= set(idx)
         per = [kept[i][order[i][h]] for i in idx]
         heads_h, bounds_h, dropped = _solve(M[idx], E, q0, per, biases, d)
@@ -307,16 +313,23 @@ def _frame(rng, n: int, d: int) -> np.ndarray:
 def _scale(rows: _Rows, Wdir: np.ndarray) -> float:
     """The row length that makes the median step on a pilot line about :data:`WIDTH` wide: row 1 along
     line 1 at lengths 1, 8, …, 8⁵, then (a pilot line whose steps crowd) the next rows and lines."""
+    flat = 0
     for k in range(PILOTS):
         w, j = Wdir[k % len(Wdir)], k % len(rows.E)
         R = 1.0
         for _ in range(6):
             fit = rows.line(R * w, j)
             if fit is None or not fit.steps:
+                flat += fit is not None
                 R *= 8.0
                 continue
             width = float(np.median([1.0 / abs(s.gamma) for s in fit.steps]))
             return R * width / WIDTH
+    if flat == 6 * PILOTS:
+        raise PrecisionInsufficient(
+            f"float sweep: every pilot line ({PILOTS} lines at 6 row lengths, 1 to 8^5) is a straight line within the "
+            "answers' errors: no head shows a step (every v_h = 0 or every W_h = 0, a model of no heads, or steps "
+            "beyond every window); the sweep returns no model without a step to read")
     raise PrecisionInsufficient(f"float sweep: no pilot line ({PILOTS} tried) was fitted within the answers' errors at "
                                 "any row length tried (1 to 8^5): steps too close to resolve (near-equal or structured "
                                 "heads), none at all, or answers less accurate than they declare")
@@ -342,6 +355,17 @@ class _Linker:
     def reads(self, h: int) -> int:
         """How many linked rows show the base row's head h."""
         return sum(o[h] is not None for o in self.order.values())
+
+    def cover(self, h: int, d: int) -> int:
+        """A bound on the rank of head h's slope design: its readings of a row i (lines S_i) are
+        ``w_i ⊗ e_j`` for j ∈ S_i, which span at most ``min(|S_i|, d)`` dimensions, and likewise
+        per line; so the rank is at most both sums (and a fit needs d²)."""
+        S = [self.kept[i][o[h]][4] for i, o in self.order.items() if o[h] is not None]
+        per_line: dict = {}
+        for g in S:
+            for j in g:
+                per_line[j] = per_line.get(j, 0) + 1
+        return min(sum(min(len(g), d) for g in S), sum(min(k, d) for k in per_line.values()))
 
     def why_text(self) -> str:
         return "; ".join(f"{n} rows {why}" for why, n in self.why.items()) or "every kept row linked"
