@@ -160,13 +160,12 @@ class _LabelRows:
     link row in ``refuse`` resolves no head."""
 
     def __init__(self, V, U, n, refuse=()):
-        self.V, self.U, self.E, self.refuse, self.asked = V, U, np.zeros((n, 1)), list(refuse), 0
+        self.V, self.U, self.E, self.refuse, self.links = V, U, np.zeros((n, 1)), list(refuse), 0
 
     def labels(self, w, perm):
         return [_label(float(w @ self.V[h]), float(w @ self.U[h])) for h in perm]
 
     def row(self, w, js, A, eA):
-        self.asked += 1
         return None if any(np.array_equal(w, r) for r in self.refuse) else self.labels(w, range(len(self.V)))
 
 
@@ -191,7 +190,7 @@ def test_a_row_that_cannot_link_to_the_base_links_through_another_linked_row():
 def test_a_row_that_links_to_no_row_is_counted_and_costs_a_bounded_number_of_lines():
     rows, M, kept, perms, linker = _linker_case([(0, 1), (0, 2), (1, 2), (0, 3)])
     assert not linker.link(1) and not linker.link(2)  # rows 1 and 2 have only the base to link to
-    assert linker.link(3) is False and 2 not in linker.order and linker.links == 3 * 3
+    assert linker.link(3) is False and 2 not in linker.order and rows.links == 3 * 3
     assert linker.why_text() == "3 rows found no link line showing every head"
     assert linker.reads(1) == 1
 
@@ -258,3 +257,29 @@ def test_the_cover_bounds_the_rank_of_a_heads_slope_design():
     M, E = np.random.default_rng(0).normal(size=(3, d)), np.random.default_rng(1).normal(size=(5, d))
     design = np.array([np.kron(M[i], E[j]) for i, g in enumerate(reads) for j in g])
     assert np.linalg.matrix_rank(design) == 7 < d * d
+
+
+def test_a_base_row_on_which_two_heads_share_their_labels_is_replaced():
+    """Heads 1 and 2 have equal heights and offsets in the sweep's first row (built from the sweep's
+    own draws for this seed): every link through it is ambiguous, and the next base links them."""
+    from exact.learn.multi_head_sweep import _frame, _unit
+    from exact.models import SingleHead
+
+    d, seed = 4, 0
+    rng = np.random.default_rng(seed)
+    n = d + 4 + d // 4
+    q0, _, Wdir = _unit(rng, d) * 0.5, _frame(rng, n, d), _frame(rng, n, d)
+    g = np.random.default_rng(99)
+    Ws, vs = [g.normal(size=(d, d)) for _ in range(3)], [g.normal(size=d) for _ in range(3)]
+    perp = np.linalg.svd(Wdir[:1])[2][1:].T  # directions orthogonal to row 0
+    vs[1] = vs[0] + perp @ g.normal(size=d - 1) / 2  # the same height in row 0
+    z = perp @ g.normal(size=d - 1) / 2
+    D = g.normal(size=(d, d))
+    Ws[1] = Ws[0] + D - np.outer(D @ q0 - z, q0) / (q0 @ q0)  # (W₁ − W₀)q₀ = z ⊥ row 0: the same offset
+    truth = MultiHead([SingleHead(W.tolist(), v.tolist()) for W, v in zip(Ws, vs)]).canonical()
+    ask1, ask2, _ = _asker(truth)
+    heads, _, bounds, counts = sweep(ask1, ask2, d, 3, biases=False, seed=seed)
+    assert len(heads) == 3
+    for (W, v, _c), (eW, ev, _e) in zip(heads, bounds):
+        t = min(truth.heads, key=lambda h: float(np.abs(h.to_numpy()[0] - W).max()))
+        assert (np.abs(W - t.to_numpy()[0]) <= eW).all() and (np.abs(v - t.to_numpy()[1]) <= ev).all()

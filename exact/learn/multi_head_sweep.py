@@ -64,7 +64,7 @@ class _Rows:
 
     def __init__(self, ask, q0: np.ndarray, E: np.ndarray, B: np.ndarray, H: int):
         self.ask, self.q0, self.E, self.B, self.H = ask, q0, E, B, H
-        self.lines = self.refused = self.samples = self.excess = 0
+        self.lines = self.refused = self.samples = self.excess = self.links = 0
         self.relative: list = []
         self.why: dict = {}
 
@@ -236,11 +236,19 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
             f"float sweep: only {len(kept)} of {nr} rows showed at least {max(m - 1, 1)} of the {m} heads (d = {d} are "
             f"needed): the heads are not resolved (steps too small, too wide or too close), or near-equal heads "
             f"({rows.why_text() or 'no row refused'})")
-    base = min(i for i, r in kept.items() if len(r) == m)
-    linker = _Linker(rows, M, kept, base, m, A, eA)
-    for i in sorted(kept):
-        if i != base:
-            linker.link(i)
+    # the base row names the heads; a base on which two heads' labels nearly agree links few rows, so
+    # when most rows stay unlinked the next row showing every head is tried (up to LINK_BASES)
+    linker = None
+    for base in [i for i, r in sorted(kept.items()) if len(r) == m][:LINK_BASES]:
+        trial = _Linker(rows, M, kept, base, m, A, eA)
+        for i in sorted(kept):
+            if i != base:
+                trial.link(i)
+        if linker is None or len(trial.order) > len(linker.order):
+            linker = trial
+        if 2 * len(linker.order) > len(kept):
+            break
+    assert linker is not None
     # a head whose readings cannot determine its W with some room (linker.cover): draw more rows, at most
     # as many again, until each head's can
     for w in _frame(rng, nr, d):
@@ -252,7 +260,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         if r is not None and len(r) >= max(m - 1, 1):
             kept[i] = r
             linker.link(i)
-    order, links = linker.order, linker.links
+    order = linker.order
     heads, bounds = [], []
     aside = 0
     used: set = set()
@@ -260,7 +268,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
         idx = [i for i in sorted(order) if order[i][h] is not None]
         if len(idx) < d:
             raise PrecisionInsufficient(
-                f"float sweep: head {h + 1} was read in only {len(idx)} rows linked to the first (d = {d} are needed; "
+                f"float sweep: head {h + 1} was read in only {len(idx)} linked rows (d = {d} are needed; "
                 f"{len(order)} of {len(M)} rows linked; {linker.why_text()})")
         if (cover := linker.cover(h, d)) < d * d:
             raise PrecisionInsufficient(
@@ -285,7 +293,7 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     b = A - float(V @ q0)
     eb = eA + float(eV @ np.abs(q0))
     counts = SweepCounts(rows=len(M), lines=rows.lines, lines_refused=rows.refused, rows_dropped=len(M) - len(used),
-                         links=links, readings_aside=aside, scale=R, samples=rows.samples + len(y1),
+                         links=rows.links, readings_aside=aside, scale=R, samples=rows.samples + len(y1),
                          relative_error=float(np.median(rows.relative)))
     return heads, (b, eb), bounds, counts
 
@@ -349,7 +357,6 @@ class _Linker:
     def __init__(self, rows: _Rows, M: np.ndarray, kept: dict, base: int, m: int, A: float, eA: float):
         self.rows, self.M, self.kept, self.m, self.A, self.eA = rows, M, kept, m, A, eA
         self.order: dict = {base: list(range(m))}
-        self.links = 0
         self.why: dict = {}
 
     def reads(self, h: int) -> int:
@@ -379,7 +386,7 @@ class _Linker:
             tried = 0
             for j in range(min(per, n)):
                 r = self.rows.row(self.M[b] + self.M[i], [j], self.A, self.eA)
-                self.links += 1
+                self.rows.links += 1  # every link line asked, by every base tried
                 if r is None or len(r) != self.m:
                     continue
                 perm = _link(self.kept[b], self.kept[i], r)
