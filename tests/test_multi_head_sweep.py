@@ -283,3 +283,18 @@ def test_a_base_row_on_which_two_heads_share_their_labels_is_replaced():
     for (W, v, _c), (eW, ev, _e) in zip(heads, bounds):
         t = min(truth.heads, key=lambda h: float(np.abs(h.to_numpy()[0] - W).max()))
         assert (np.abs(W - t.to_numpy()[0]) <= eW).all() and (np.abs(v - t.to_numpy()[1]) <= ev).all()
+
+
+def test_a_jacobian_that_overflows_keeps_the_damped_fit_without_calling_lapack(capfd):
+    from exact.learn.multi_head_lines import _minimise
+
+    t = np.linspace(-1.0, 1.0, 9)
+    theta = np.array([0.5, 2.0])  # a flat line, a·1 + b·t
+
+    def jac(ph):
+        return np.full((len(t), 2), np.nan)
+
+    got = _minimise(theta, t, 0.5 + 2.0 * t, np.full(len(t), 1e-9), 5, 0, lambda x: x, lambda x: x, jac)
+    assert np.array_equal(got, theta)
+    out, err = capfd.readouterr()
+    assert "DLASCL" not in out + err

@@ -166,6 +166,8 @@ def _minimise(theta, t, y, e, iterations, n, to_centre, from_centre, jac) -> np.
         J = jac(ph) / e[:, None]
         scale = np.sqrt((J * J).sum(axis=0)) + 1e-300
         Js = J / scale
+        if not np.isfinite(Js).all():  # the Jacobian overflows here: no step can be trusted
+            break
         g = Js.T @ r
         A = Js.T @ Js
         improved = False
@@ -190,9 +192,11 @@ def _minimise(theta, t, y, e, iterations, n, to_centre, from_centre, jac) -> np.
     for _ in range(POLISH):  # undamped Gauss–Newton steps, kept while they lower the cost
         J = jac(ph) / e[:, None]
         scale = np.sqrt((J * J).sum(axis=0)) + 1e-300
+        if not np.isfinite(J / scale).all():  # the Jacobian overflows here: keep the damped fit
+            break
         try:
             step, *_ = np.linalg.lstsq(J / scale, -r, rcond=None)
-        except np.linalg.LinAlgError:  # a Jacobian that is not finite: keep the damped fit
+        except np.linalg.LinAlgError:  # LAPACK's SVD did not converge: keep the damped fit
             break
         trial = ph + step / scale
         rt = (line_model(from_centre(trial), t) - y) / e
