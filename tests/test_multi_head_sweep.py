@@ -285,16 +285,55 @@ def test_a_base_row_on_which_two_heads_share_their_labels_is_replaced():
         assert (np.abs(W - t.to_numpy()[0]) <= eW).all() and (np.abs(v - t.to_numpy()[1]) <= ev).all()
 
 
-def test_a_jacobian_that_overflows_keeps_the_damped_fit_without_calling_lapack(capfd):
-    from exact.learn.multi_head_lines import _minimise
+
+def test_a_jacobian_that_overflows_keeps_the_damped_fit_without_calling_lapack(capfd, monkeypatch):
+    """Once the Jacobian overflows (an inf column), no step is solved for and the fit reached
+    so far is returned: LAPACK never sees the non-finite matrix."""
+    from exact.learn import multi_head_lines as M
 
     t = np.linspace(-1.0, 1.0, 9)
-    theta = np.array([0.5, 2.0])  # a flat line, a·1 + b·t
+    y = 0.5 + 2.0 * t + 1e-3 * np.cos(7.0 * t)  # not a line: the cost stays above 0
+    theta = np.array([0.0, 0.0])
+    calls = {"jac": 0, "solve": 0, "lstsq": 0}
 
     def jac(ph):
-        return np.full((len(t), 2), np.nan)
+        calls["jac"] += 1
+        J = np.vstack([np.ones_like(t), t]).T
+        if calls["jac"] > 1:  # the first call is finite, every later one overflows
+            J[:, 1] = np.inf
+        return J
 
-    got = _minimise(theta, t, 0.5 + 2.0 * t, np.full(len(t), 1e-9), 5, 0, lambda x: x, lambda x: x, jac)
-    assert np.array_equal(got, theta)
+    solve, lstsq = np.linalg.solve, np.linalg.lstsq
+
+    def counted(name, f):
+        def g(*a, **k):
+            calls[name] += 1
+            return f(*a, **k)
+
+        return g
+
+    monkeypatch.setattr(np.linalg, "solve", counted("solve", solve))
+    monkeypatch.setattr(np.linalg, "lstsq", counted("lstsq", lstsq))
+    with np.errstate(invalid="ignore"):  # as in _levenberg: inf / inf in the column scale
+        got = M._minimise(theta, t, y, np.full(len(t), 1e-6), 50, 0, lambda x: x, lambda x: x, jac)
+    monkeypatch.undo()
     out, err = capfd.readouterr()
     assert "DLASCL" not in out + err
+    assert calls["jac"] == 3 and calls["lstsq"] == 0  # one overflow stopped each loop at once
+    assert 1 <= calls["solve"] <= 12  # every solve belongs to the first, finite iteration
+    assert np.isfinite(got).all() and not np.array_equal(got, theta)  # the damped step was kept
+    r0, r1 = y - (theta[0] + theta[1] * t), y - (got[0] + got[1] * t)
+    assert r1 @ r1 < r0 @ r0
+
+
+def test_declared_errors_near_the_smallest_float_refuse_the_line_fit():
+    """Errors of 1e-316 make the scaled Jacobian overflow at the fit: no bound, a refusal (None),
+    not a LAPACK error."""
+    from exact.learn import multi_head_lines as M
+
+    s = 1e-300
+    t = np.linspace(-2.0, 2.0, 201)
+    th = np.array([0.3 * s, 0.1 * s, s, -0.0, 50.0])
+    y = M.line_model(th, t)
+    fit, _ = M._fit(t, y, np.full(201, 1e-316), [(0.0, 50.0, s)], 0.1 * s, -2.0, 2.0)
+    assert fit is None

@@ -435,7 +435,10 @@ def _fit(t, y, e, pilots, B0, lo: float, hi: float) -> tuple:
         return None, theta
     J = line_jacobian(theta, t)
     Js = J / e[:, None]
-    sv = np.linalg.svd(Js / (np.sqrt((Js * Js).sum(axis=0)) + 1e-300), compute_uv=False)
+    Js = Js / (np.sqrt((Js * Js).sum(axis=0)) + 1e-300)
+    if not np.isfinite(Js).all():  # declared errors near float64's smallest: no first-order bound
+        return None, None
+    sv = np.linalg.svd(Js, compute_uv=False)
     if not sv[-1] > sv[0] / MAX_CONDITION:
         return None, theta
     try:  # a-posteriori, first order: θ̂ − θ ≈ J⁺(ρ − η), with ρ the residual and |η| <= e
