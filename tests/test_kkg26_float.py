@@ -116,7 +116,7 @@ def test_float_sweep_holds_its_estimate_or_refuses():
 def test_a_head_bound_below_the_truth_is_an_error():
     """Lines fitted by one step more than the bound, and not by the bound: the bound is refuted."""
     truth = MultiHead.random(3, 3, seed=4)
-    with pytest.raises(OracleInconsistent, match="more than H = 2 canonical heads"):
+    with pytest.raises(OracleInconsistent, match="fitted by 3 steps and not by 2: the model has more than H = 2 canonical"):
         learn_multi_head(FloatOracle(truth), heads=2, mode="float", seed=1)
 
 

@@ -55,6 +55,24 @@ def test_a_line_of_six_steps_is_read_within_its_bounds():
     assert abs(fit.B - 1.3) <= fit.e_B
 
 
+def test_noise_aimed_at_a_steps_slope_stays_within_the_slopes_own_bound():
+    """Answer errors of 0.9 e with the sign of γt across the step (the direction that moves γ): the
+    slope's error is then far above the offset's bound, and still within its own."""
+    g = 50.0
+    theta = np.array([0.7, 1.3, 2.0, 0.0, g])
+
+    def sample(ts):
+        y = line_model(theta, ts)
+        e = 1e-8 * (np.abs(y) + 1.0)
+        return y + 0.9 * e * np.sign(g * ts) * (np.abs(g * ts) < 3.0), e
+
+    fit = fit_line(sample, T=4.0, B0=1.3, H=2)
+    assert fit is not None and len(fit.steps) == 1
+    s = fit.steps[0]
+    assert abs(s.gamma - g) <= s.e_gamma and abs(s.o) <= s.e_o and abs(s.beta - 2.0) <= s.e_beta
+    assert abs(s.gamma - g) > 3 * s.e_o  # the case in which the two bounds must not be swapped
+
+
 def test_a_line_with_more_steps_than_the_bound_is_marked_as_such():
     """Three steps under a bound of two: fitted by three (one more than the bound) and marked ``excess``;
     under a bound of one, not fitted at all."""
@@ -106,8 +124,17 @@ def _asker(model: MultiHead):
 def test_the_sweep_returns_every_head_within_its_bounds(d, H, biases, seed):
     truth = MultiHead.random(d, H, seed=seed, biases=biases).canonical()
     ask1, ask2, count = _asker(truth)
-    heads, (b, eb), bounds, counts = sweep(ask1, ask2, d, H, biases=biases, seed=seed)
+    medians = []
+
+    def lines(X):  # the two-token answers are the lines'
+        y, e = ask2(X)
+        medians.append(float(np.median(e / np.abs(y))))
+        return y, e
+
+    heads, (b, eb), bounds, counts = sweep(ask1, lines, d, H, biases=biases, seed=seed)
     assert len(heads) == truth.H and counts.samples == count[0]
+    # the median, over line calls, of each call's median declared error relative to its answers
+    assert counts.relative_error == float(np.median(medians))
     for (W, v, c), (eW, ev, ec) in zip(heads, bounds):
         t = min(truth.heads, key=lambda h: float(np.abs(h.to_numpy()[0] - W).max()))
         tW, tv = t.to_numpy()
@@ -257,6 +284,16 @@ def test_the_cover_bounds_the_rank_of_a_heads_slope_design():
     M, E = np.random.default_rng(0).normal(size=(3, d)), np.random.default_rng(1).normal(size=(5, d))
     design = np.array([np.kron(M[i], E[j]) for i, g in enumerate(reads) for j in g])
     assert np.linalg.matrix_rank(design) == 7 < d * d
+    # here the lines bind: line 0 is read in three rows (at most d = 2 directions), line 1 in one
+    d = 2
+    reads = [{0: 1, 1: 1}, {0: 1}, {0: 1}]
+    kept = {i: [(1.0, 1e-12, 0.0, 1e-12, g)] for i, g in enumerate(reads)}
+    linker = _Linker(rows, np.zeros((3, d)), kept, 0, 1, 0.0, 0.0)
+    linker.order = {0: [0], 1: [0], 2: [0]}
+    assert linker.cover(0, d) == 3  # by rows 2 + 1 + 1 = 4; by lines min(3, 2) + 1 = 3
+    M, E = np.random.default_rng(2).normal(size=(3, d)), np.random.default_rng(3).normal(size=(2, d))
+    design = np.array([np.kron(M[i], E[j]) for i, g in enumerate(reads) for j in g])
+    assert np.linalg.matrix_rank(design) == 3
 
 
 def test_a_base_row_on_which_two_heads_share_their_labels_is_replaced():
