@@ -20,6 +20,7 @@ from proofs.multihead import (
     mixed,
     permute_heads,
     prove_equivalent,
+    prove_families,
     split_v,
     symbolic_family,
 )
@@ -38,6 +39,7 @@ __all__ = [
     "prove_lemma_a1",
     "prove_bias_normal_form",
     "prove_equivalent",
+    "prove_families",
     "KINDS",
     "construct",
     "split_v",

@@ -122,8 +122,11 @@ class TransformerCase:
 
 @dataclass(frozen=True)
 class ProofCase:
-    """A proof of :mod:`proofs`, by name, and the sizes it runs at (``dims``, ``heads``; empty: its own)."""
+    """A proof of :mod:`proofs`, by name (empty: none in sympy), the sizes it runs at (``dims``,
+    ``heads``; empty: its own), and the Coq theorems (``FILE.NAME`` in ``proofs/coq/``) that prove
+    the same statement (empty: not formalised in Coq)."""
 
     prover: str
     dims: tuple[int, ...] = ()
     heads: tuple[int, ...] = ()
+    coq: tuple[str, ...] = ()

@@ -380,6 +380,7 @@ def table_row(r: ClaimReport, names=()) -> str:
     cells = (r.claim.ljust(_width(names)),) + tuple(
         c.rjust(w) for c, w in zip((ran, f"{r.exact}/{n}", count, f"{r.seconds:.2f}"), _WIDTHS))
     lines = ["  ".join(cells) + "  " + r.status]
+    lines += [f"  {o.note}" for o in r.outcomes if o.passed and "coq" in o.metrics]  # which provers checked it
     if r.skipped:
         lines.append(f"  SKIPPED {r.claim}: {r.skipped}")
     if r.unrun:

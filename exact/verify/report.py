@@ -76,6 +76,7 @@ def markdown_report(reports, *, budget: str = "standard", max_d: int = 16, secon
             lines.append(f"| {_cell(r.claim)} | {ran} | {r.exact}/{n} | {count} | {_queries(r)} | "
                          f"{r.seconds:.2f} | {r.status} |")
             failures += [(r.claim, o) for o in r.outcomes if not o.passed]
+    lines += _provers(reports)
     lines += ["", "## Failures", ""]
     if not failures:
         lines.append("None.")
@@ -95,3 +96,23 @@ def _queries(report) -> str:
     if not pairs:
         return "—"
     return f"{sum(q for q, _ in pairs)} / {sum(f for _, f in pairs)}"
+
+
+def _provers(reports) -> list[str]:
+    """A table of the lemmas' provers (sympy, and Coq with its version), and the axioms Coq's proofs rest on."""
+    rows = [(r.claim, o) for r in reports for o in r.outcomes if "coq" in o.metrics]
+    if not rows:
+        return []
+    lines = ["", "## Provers", "",
+             "Each lemma is proved in sympy (`proofs/`) and, where it is formalised, in Coq (`proofs/coq/`: every "
+             "file compiled by `coqc`, no admits, `Print Assumptions` on each theorem).", "",
+             "| lemma | sympy | Coq | checked by |", "|---|---|---|---|"]
+    for claim, o in rows:
+        version = o.metrics.get("coq_version")
+        lines.append(f"| {_cell(claim)} | {_cell(o.metrics.get('sympy', ''))} | {_cell(o.note.split('Coq: ', 1)[-1])} | "
+                     f"{'Coq ' + str(version) if version else '—'} |")
+    axioms = sorted({a.strip() for _, o in rows for a in str(o.metrics.get("coq_axioms", "")).split(",") if a.strip()})
+    if axioms:
+        lines += ["", "The Coq theorems rest on these axioms only, the standard ones of Coq's real numbers: "
+                  + ", ".join(f"`{a}`" for a in axioms) + "."]
+    return lines
