@@ -51,7 +51,7 @@ FILES = ("Defs", "logit", "decoding", "multihead", "token_copy", "oddness", "tra
 #: The main theorems of each file: the ones ``Print Assumptions`` audits.
 THEOREMS = {
     "logit": ("logit_primitive", "logit_inverse"),
-    "decoding": ("theorem_4_1_decoding", "queries_count"),
+    "decoding": ("theorem_4_1_decoding", "theorem_4_1_spec_plan", "theorem_4_1_learner_plan", "queries_count"),
     "multihead": ("F_canon", "same_canon_same_map", "split_family", "zero_family", "permutation_family",
                   "combination_family", "merge_is_not_canonical"),
     "token_copy": ("token_copy",),

@@ -6,6 +6,9 @@ derivative of sigma^{-1}) is decided in a rational function field.  The one
 numerical statement, 2 + 2 cosh(1/2) < bound, is decided twice: by ball
 arithmetic (python-flint ``arb``) and, independently, by exact rational bounds
 on e from its series.
+
+The same statement is proved in Coq, in ``proofs/coq/lemma_a1.v``:
+``lemma_a1``, ``lemma_a1_constant``, ``lemma_a1_not_4`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ by an independent positive symbol (:class:`proofs.expsymbols.ExpSymbols`) and
 relations between exponents are substituted explicitly
 (``e^{s_1} = e^{s_2} e^{L}``), so the checks are exact identities in a rational
 function field and never touch ``exp``.
+
+The same statement is proved in Coq, for every dimension and sequence length, in ``proofs/coq/logit.v``:
+``logit_primitive``, ``logit_inverse`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ check builds ``exp``: each e^{s_i} is a positive symbol from
 :class:`proofs.expsymbols.ExpSymbols`, shared between X and -X only when the
 expanded scores coincide, and every identity is decided exactly in a rational
 function field (or as a polynomial identity by expansion).
+
+The same statement is proved in Coq, for every dimension and sequence length, in ``proofs/coq/oddness.v``:
+``attention_odd`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ copies.  Per head, e^{s_q} and r_h = e^{(u - q)^T W_h q} are positive symbols
 from :class:`proofs.expsymbols.ExpSymbols` and e^{s_u} = e^{s_q} r_h is
 assigned after bilinearity has been checked, so the identity is decided in a
 rational function field of k and those symbols.
+
+The same statement is proved in Coq, for every dimension and sequence length, in ``proofs/coq/token_copy.v``:
+``token_copy`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ part of T is a single attention head with value vector A^T w.  The ReLU
 identity is decided by an exhaustive case split on signs; the rest as
 polynomial or rational-function identities, with each e^{s_i} a positive symbol
 from :class:`proofs.expsymbols.ExpSymbols`.
+
+The same statement is proved in Coq, for every dimension and sequence length, in ``proofs/coq/transformer.v``:
+``transformer_odd_part``, ``transformer_one_token`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

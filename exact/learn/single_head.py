@@ -157,7 +157,13 @@ class ProbePlan:
 
     @classmethod
     def choose(cls, v, *, beta=Fraction(1), gamma=Fraction(1)) -> "ProbePlan":
-        """Pick the pivot and shifts from (exact or approximate) values of ``v``."""
+        """Pick the pivot and shifts from (exact or approximate) values of ``v``.
+
+        The pivot is the first index of largest ``|v_p|``; ``σ_k = 0`` where ``2|v_k| ≥ |v_p|``,
+        else ``sign(v_k)·sign(v_p)`` (1 where ``v_k = 0``).  For every ``v ≠ 0`` this plan gives
+        ``vᵀu_k ≠ 0`` for every probe, and decoding its ``d² + d`` exact answers returns ``(W, v)``:
+        the Coq theorem ``theorem_4_1_learner_plan`` in ``proofs/coq/decoding.v``.
+        """
         d = len(v)
         p = max(range(d), key=lambda i: abs(v[i]))
         shifts = tuple(

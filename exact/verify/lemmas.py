@@ -84,10 +84,11 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          "symbolic weights, biases and tokens", ProofCase("prove_bias_normal_form", dims=dims)),
         ("Transformer inversion: T(X) = g₁(x_N + K(h̄ − x_N)), K = (I + V)⁻¹V with the residual, I without",
          "symbolic A, V, μ, a, W, c, tokens", ProofCase("prove_transformer_inversion", dims=dims[:2])),
-        ("Theorem 4.1's decoding returns (W, v) exactly from its d² + d answers, for every W and v ≠ 0",
-         "every d (Coq)", ProofCase("", coq=("decoding.theorem_4_1_decoding", "decoding.queries_count"))),
-        ("Proposition 7.1: f equals the map of its canonical form; split, zero, permuted heads and their "
-         "compositions", "symbolic families; every d, N, H (Coq)",
+        ("Theorem 4.1 decoding: (W, v) comes back exactly from the d² + d answers, for every W and v ≠ 0",
+         "every d (Coq)", ProofCase("", coq=("decoding.theorem_4_1_spec_plan", "decoding.theorem_4_1_learner_plan",
+                                     "decoding.queries_count"))),
+        ("Proposition 7.1: f is the map of its canonical form; split, zero and permuted heads, and any "
+         "composition", "symbolic families; every d, N, H (Coq)",
          ProofCase("prove_families", dims=dims[:2], heads=(2,),
                    coq=("multihead.F_canon", "multihead.same_canon_same_map", "multihead.combination_family"))),
     )
