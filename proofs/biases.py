@@ -15,6 +15,9 @@ leaves the softmax unchanged (an identity of sums over a symbolic N); each token
 value is ``vᵀx_i + b`` (polynomial expansion); and ``Σ α_i (u_i + b) = Σ α_i u_i + b``
 (a symbolic-N sum identity).  The whole head is then compared as a rational function
 for small N, with every ``e^{s}`` a positive symbol (:mod:`proofs.expsymbols`).
+
+The same statement is proved in Coq, for every dimension and sequence length, in ``proofs/coq/biases.v``:
+``bias_normal_form`` (:mod:`proofs.coq_check` compiles the file and audits its axioms).
 """
 
 from __future__ import annotations

@@ -47,7 +47,7 @@ COQ_DIR = Path(__file__).with_name("coq")
 #: The logical name the files import each other under (``From ExactAttention Require Import Defs``).
 LOGICAL_NAME = "ExactAttention"
 #: Every file, in dependency order.
-FILES = ("Defs", "logit", "decoding", "multihead", "token_copy", "oddness", "transformer", "lemma_a1")
+FILES = ("Defs", "logit", "decoding", "multihead", "token_copy", "oddness", "transformer", "lemma_a1", "biases")
 #: The main theorems of each file: the ones ``Print Assumptions`` audits.
 THEOREMS = {
     "logit": ("logit_primitive", "logit_inverse"),
@@ -58,6 +58,7 @@ THEOREMS = {
     "oddness": ("attention_odd",),
     "transformer": ("transformer_odd_part", "transformer_one_token"),
     "lemma_a1": ("lemma_a1", "lemma_a1_constant", "L_const_value", "lemma_a1_not_4"),
+    "biases": ("bias_normal_form", "score_normal_form", "value_normal_form"),
 }
 #: The axioms Coq 8.16's real numbers rest on.  ``Rdefinitions`` builds ℝ from Dedekind cuts
 #: with the first two (deciding a sequence of propositions, and double negation on decidable

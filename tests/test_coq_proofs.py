@@ -20,11 +20,12 @@ needs_coqc = pytest.mark.skipif(coq_check.coqc_path() is None,
 
 #: The files each file imports (its own dependencies first).
 DEPENDS = {"Defs": (), "logit": ("Defs",), "decoding": ("Defs", "logit"), "multihead": ("Defs",),
-           "token_copy": ("Defs",), "oddness": ("Defs",), "transformer": ("Defs", "oddness"), "lemma_a1": ("Defs",)}
+           "token_copy": ("Defs",), "oddness": ("Defs",), "transformer": ("Defs", "oddness"), "lemma_a1": ("Defs",),
+           "biases": ("Defs",)}
 
 #: The sympy module proving the same statement, for each Coq file that has one.
 SYMPY = {"logit": "logit", "multihead": "multihead", "token_copy": "token_copy", "oddness": "oddness",
-         "transformer": "transformer", "lemma_a1": "lemma_a1"}
+         "transformer": "transformer", "lemma_a1": "lemma_a1", "biases": "biases"}
 
 
 def test_the_file_list_is_the_directory_and_no_file_assumes():
@@ -131,6 +132,8 @@ FALSE_VARIANTS = [
     pytest.param("transformer", "= dot d (At_w d m A w) (hvec d W X).", "= 2 * dot d (At_w d m A w) (hvec d W X).",
                  id="odd part twice (A^T w)^T h"),
     pytest.param("lemma_a1", "<= 5 * Rabs (a - b).", "<= 4 * Rabs (a - b).", id="Lemma A.1 with the constant 4"),
+    pytest.param("biases", "Definition c_nf : vec := fun i => rho * sumn r (fun a => WK a i * bq a).",
+                 "Definition c_nf : vec := fun i => sumn r (fun a => WK a i * bq a).", id="query bias without rho"),
 ]
 
 
@@ -169,3 +172,15 @@ def test_a_smuggled_axiom_is_caught_by_the_audit(tmp_path):
     assert result.status == "failed", result.reason
     assert "non-standard axioms" in result.reason and "lemma_a1.lemma_a1 rests on" in result.reason
     assert "constructive_indefinite_description" in result.reason
+
+
+def test_the_statements_quoted_in_docs_are_the_ones_in_the_files():
+    from pathlib import Path
+
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "proofs.md").read_text(encoding="utf-8")
+    block = doc.split("```coq\n", 1)[1].split("```", 1)[0]
+    sources = " ".join(" ".join((COQ_DIR / f"{n}.v").read_text(encoding="utf-8").split()) for n in FILES)
+    statements = [" ".join(s.split()) for s in block.split("\n\n") if s.strip()]
+    assert len(statements) >= 10
+    for statement in statements:
+        assert statement in sources, statement
