@@ -37,6 +37,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .coq_spec import STATEMENTS
+
 __all__ = [
     "COQ_DIR", "FILES", "THEOREMS", "STANDARD_AXIOMS", "CoqTheorem", "CoqCheck",
     "coqc_path", "coq_version", "check_coq", "coq_status", "forbidden_commands",
@@ -48,18 +50,11 @@ COQ_DIR = Path(__file__).with_name("coq")
 LOGICAL_NAME = "ExactAttention"
 #: Every file, in dependency order.
 FILES = ("Defs", "logit", "decoding", "multihead", "token_copy", "oddness", "transformer", "lemma_a1", "biases")
-#: The main theorems of each file: the ones ``Print Assumptions`` audits.
-THEOREMS = {
-    "logit": ("logit_primitive", "logit_inverse"),
-    "decoding": ("theorem_4_1_decoding", "theorem_4_1_spec_plan", "theorem_4_1_learner_plan", "queries_count"),
-    "multihead": ("F_canon", "same_canon_same_map", "split_family", "zero_family", "permutation_family",
-                  "combination_family", "merge_is_not_canonical"),
-    "token_copy": ("token_copy",),
-    "oddness": ("attention_odd",),
-    "transformer": ("transformer_odd_part", "transformer_one_token"),
-    "lemma_a1": ("lemma_a1", "lemma_a1_constant", "L_const_value", "lemma_a1_not_4"),
-    "biases": ("bias_normal_form", "score_normal_form", "value_normal_form"),
-}
+#: The main theorems of each file: the ones pinned in :mod:`proofs.coq_spec` and audited.
+THEOREMS: dict[str, tuple[str, ...]] = {}
+for _file, _name, _ in STATEMENTS:
+    THEOREMS.setdefault(_file, ())
+    THEOREMS[_file] += (_name,)
 #: The axioms Coq 8.16's real numbers rest on.  ``Rdefinitions`` builds ℝ from Dedekind cuts
 #: with the first two (deciding a sequence of propositions, and double negation on decidable
 #: ones) and uses functional extensionality; the standard library's proofs about ``ln`` and the
@@ -71,52 +66,67 @@ STANDARD_AXIOMS = frozenset({
     "Classical_Prop.classic",
 })
 
-_FORBIDDEN = re.compile(r"\b(Admitted|admit|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|Hypotheses"
-                        r"|Variable|Variables|Context)\b")
-_SECTION = re.compile(r"\b(Section|End)\s+([A-Za-z_][\w']*)\s*\.")
+#: Commands that assume instead of proving, switch a check of the kernel off, or change what a
+#: statement's text means (notations, coercions, implicit arguments, options exported to the audit).
+_FORBIDDEN = re.compile(
+    r"\b(Admitted|admit|Admit|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|Hypotheses|Variable"
+    r"|Variables|Context|Unset|Declare|Load|LoadPath|Typing|bypass_check|Notation|Infix|Coercion|Arguments"
+    r"|Global|Export|Delimit|Bind|Module|Include|Extraction|Program|Obligation|Obligations|Instance|Class"
+    r"|Canonical|Existing|Structure|Record)\b|#\[")
+#: The commands that name something, for the check that no two files define the same name.
+_DEFINES = re.compile(r"(?:^|\.)\s*(?:Definition|Fixpoint|CoFixpoint|Inductive|CoInductive|Theorem|Lemma|Corollary"
+                      r"|Proposition|Fact|Remark|Example|Let|Ltac)\s+([A-Za-z_][\w']*)")
 _MARK = "==> "
 
 
 def _strip_comments(text: str) -> str:
-    """``text`` without its Coq comments (which nest) and string literals."""
-    out, depth, i = [], 0, 0
-    while i < len(text):
-        pair = text[i:i + 2]
-        if pair == "(*":
+    """``text`` without its Coq comments (which nest) and with its string literals emptied, in one
+    pass that lexes as Coq does: a string inside a comment is a string, so ``"*)"`` there closes nothing."""
+    out, depth, i, n = [], 0, 0, len(text)
+    while i < n:
+        if text[i] == '"':
+            j = i + 1
+            while j < n and not (text[j] == '"' and text[j + 1:j + 2] != '"'):
+                j += 2 if text[j] == '"' else 1  # "" is an escaped quote
+            if not depth:
+                out.append('""')
+            i = j + 1
+        elif text.startswith("(*", i):
             depth, i = depth + 1, i + 2
-        elif pair == "*)" and depth:
+        elif text.startswith("*)", i) and depth:
             depth, i = depth - 1, i + 2
         else:
             if not depth:
                 out.append(text[i])
             i += 1
-    return re.sub(r'"[^"]*"', '""', "".join(out))
+    return "".join(out)
 
 
 def forbidden_commands(text: str) -> tuple[str, ...]:
-    """The commands in ``text`` (outside comments) that assume rather than prove.
+    """The commands in ``text``, outside comments and strings, that the Coq files may not use.
 
-    ``Variable`` and its kin are allowed inside a ``Section`` only, where closing the
-    section turns them into arguments of every definition that uses them.
+    Besides the ways to assume a statement (``Axiom``, ``Admitted``, ``Variable`` and their kin,
+    inside a section too, where they would become silent premises), this refuses switching a
+    kernel check off (``Unset``, ``bypass_check``), loading other code (``Load``, ``Declare``),
+    and anything that changes what the text of a statement means once the file is imported
+    (``Notation``, ``Coercion``, ``Arguments``, ``Global`` options, modules).
     """
-    found = []
-    code = _strip_comments(text)
-    depth = 0
-    events = sorted([(m.start(), "section", m.group(1)) for m in _SECTION.finditer(code)]
-                    + [(m.start(), "word", m.group(1)) for m in _FORBIDDEN.finditer(code)])
-    for _, kind, word in events:
-        if kind == "section":
-            depth += 1 if word == "Section" else -1
-        elif word in ("Variable", "Variables", "Context") and depth > 0:
-            continue
-        else:
-            found.append(word)
-    return tuple(found)
+    return tuple(m.group(0) for m in _FORBIDDEN.finditer(_strip_comments(text)))
+
+
+def defined_names(text: str) -> tuple[str, ...]:
+    """The names ``text`` defines (definitions, fixpoints, inductives, theorems, tactics), in order.
+
+    >>> defined_names("Definition a := 1. (* Lemma b *) Lemma c : True. Proof. exact I. Qed.")
+    ('a', 'c')
+    """
+    return tuple(m.group(1) for m in _DEFINES.finditer(_strip_comments(text)))
 
 
 @dataclass(frozen=True)
 class CoqTheorem:
-    """One audited theorem: its file, its name and the axioms ``Print Assumptions`` listed."""
+    """One audited theorem: its file, its name, and the axioms ``Print Assumptions`` listed for the
+    file's main theorems taken together (one walk of the library per file, not per theorem)."""
 
     file: str
     name: str
@@ -181,16 +191,64 @@ def coq_version(coqc: str) -> str:
     return found.group(1) if found else out.strip()
 
 
-def _audit_source(names) -> str:
-    lines = [f"From {LOGICAL_NAME} Require {' '.join(sorted({file for file, _ in names}))}."]
-    for file, theorem in names:
-        lines += [f'Goal True. idtac "{_MARK}{file}.{theorem}". exact I. Qed.',
-                  f"Print Assumptions {file}.{theorem}."]
-    return "\n".join(lines) + "\n"
+def _spec_copy(kind: str, name: str, text: str) -> str:
+    """A pinned definition's text, renamed ``spec__NAME`` (and so its recursive calls, for a Fixpoint)."""
+    head, _, rest = text.partition(f"{kind} {name}")
+    if head or not rest:
+        raise ValueError(f"a pinned definition must start with '{kind} {name}', got {text[:60]!r}")
+    if kind == "Fixpoint":
+        rest = re.sub(rf"\b{re.escape(name)}\b", f"spec__{name}", rest)
+    return f"{kind} spec__{name}{rest}."
+
+
+def _audit_source(files, names) -> tuple[str, list[tuple[int, str]]]:
+    """The audit file: the pins of :mod:`proofs.coq_spec` for ``files``, then a marker and
+    ``Print Assumptions`` for each theorem of ``names``; and ``(line, what)`` of each pin."""
+    from .coq_spec import CONSTRUCTORS, DEFINITIONS
+
+    lines = [f"From {LOGICAL_NAME} Require Import {' '.join(files)}.",
+             # the standard library last, so that no file's name can stand for one of its names
+             "From Coq Require Import Reals Lra Lia List Permutation Relations.",
+             "Import ListNotations.", "Open Scope R_scope."]
+    where: list[tuple[int, str]] = []
+
+    def add(text: str, what: str) -> None:
+        where.append((len(lines) + 1, what))
+        lines.append(" ".join(text.split()))
+
+    for file, text in DEFINITIONS:
+        if file in files:
+            kind, name = text.split()[:2]
+            add(_spec_copy(kind, name, text), f"the pinned copy of {file}.{name}")
+            add(f"Lemma pin__{name} : {LOGICAL_NAME}.{file}.{name} = spec__{name}. Proof. reflexivity. Qed.",
+                f"{file}.{name} is not the pinned definition")
+    for file, name, statement in STATEMENTS:
+        if file in files:
+            add(f"Definition pin__{file}__{name} : {statement} := {LOGICAL_NAME}.{file}.{name}.",
+                f"{file}.{name} does not prove the pinned statement")
+    for file, name, statement in CONSTRUCTORS:
+        if file in files:
+            add(f"Definition pin__{name} : {statement} := {LOGICAL_NAME}.{file}.{name}.",
+                f"{file}.{name} is not the pinned constructor")
+    # one Print Assumptions per file, on the tuple of its main theorems (each costs a walk of ℝ's library)
+    for file in dict.fromkeys(f for f, _ in names):
+        members = ", ".join(f"{LOGICAL_NAME}.{f}.{t}" for f, t in names if f == file)
+        lines += [f"Definition audit__{file} := ({members}).",
+                  f'Goal True. idtac "{_MARK}{file}". exact I. Qed.',
+                  f"Print Assumptions audit__{file}."]
+    return "\n".join(lines) + "\n", where
+
+
+def _failed_pin(stderr: str, where) -> str:
+    """What the audit's first error is about: the pin on the line ``coqc`` names."""
+    found = re.search(r'line (\d+)', stderr)
+    line = int(found.group(1)) if found else -1
+    what = next((w for n, w in where if n == line), "the axiom audit does not run")
+    return f"{what}: {' '.join(stderr.split())[:500]}"
 
 
 def _parse_audit(out: str) -> dict[str, tuple[str, ...]]:
-    """``{FILE.NAME: axioms}`` from the audit's output (a marker line, then what Print Assumptions printed)."""
+    """``{FILE: axioms}`` from the audit's output (a marker line, then what Print Assumptions printed)."""
     found: dict[str, list[str]] = {}
     current = None
     for line in out.splitlines():
@@ -233,38 +291,54 @@ def check_coq(*, source: Path | str | None = None, files=FILES, audit: bool = Tr
     if unknown:
         raise ValueError(f"unknown Coq files {unknown}; the files are {list(FILES)}")
     version, start = coq_version(coqc), time.perf_counter()
+    owner: dict[str, str] = {}
     for name in files:
         if not (src / f"{name}.v").is_file():
             return CoqCheck("failed", f"{name}.v is missing from {src.name}/", version)
-        bad = forbidden_commands((src / f"{name}.v").read_text(encoding="utf-8"))
+        text = (src / f"{name}.v").read_text(encoding="utf-8")
+        bad = forbidden_commands(text)
         if bad:
-            return CoqCheck("failed", f"{name}.v assumes instead of proving: {', '.join(dict.fromkeys(bad))}",
+            return CoqCheck("failed", f"{name}.v uses commands the proofs may not use: {', '.join(dict.fromkeys(bad))}",
                             version)
+        for defined in defined_names(text):
+            if owner.setdefault(defined, name) != name:
+                # a second definition would stand for the first in the pinned statements
+                return CoqCheck("failed", f"{name}.v defines {defined} again (it is defined in {owner[defined]}.v)",
+                                version)
+    def failed(reason: str, theorems=()) -> CoqCheck:
+        return CoqCheck("failed", reason, version, time.perf_counter() - start, tuple(files), tuple(theorems))
+
+    def run(target: str):
+        try:
+            return subprocess.run([coqc, "-Q", ".", LOGICAL_NAME, target], cwd=tmp, capture_output=True, text=True,
+                                  timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    theorems: tuple[CoqTheorem, ...] = ()
     with tempfile.TemporaryDirectory(prefix="exact-attention-coq-") as tmp:
         for name in files:
             shutil.copyfile(src / f"{name}.v", Path(tmp, f"{name}.v"))
         for name in files:
-            run = subprocess.run([coqc, "-Q", ".", LOGICAL_NAME, f"{name}.v"], cwd=tmp, capture_output=True,
-                                 text=True, timeout=timeout)
-            if run.returncode != 0:
-                message = (run.stderr or run.stdout).strip().splitlines()
-                return CoqCheck("failed", f"{name}.v does not check: {' '.join(message)[:600]}", version,
-                                time.perf_counter() - start, tuple(files))
-        theorems: tuple[CoqTheorem, ...] = ()
+            done = run(f"{name}.v")
+            if done is None:
+                return failed(f"{name}.v did not check within {timeout:g} s")
+            if done.returncode != 0:
+                return failed(f"{name}.v does not check: {' '.join((done.stderr or done.stdout).split())[:600]}")
         names = [(f, t) for f in files if f in THEOREMS for t in THEOREMS[f]]
-        if audit and names:
-            Path(tmp, "Audit.v").write_text(_audit_source(names), encoding="utf-8")
-            run = subprocess.run([coqc, "-Q", ".", LOGICAL_NAME, "Audit.v"], cwd=tmp, capture_output=True,
-                                 text=True, timeout=timeout)
-            if run.returncode != 0:
-                return CoqCheck("failed", f"the axiom audit does not run: {run.stderr.strip()[:600]}", version,
-                                time.perf_counter() - start, tuple(files))
-            parsed = _parse_audit(run.stdout)
-            missing = [f"{f}.{t}" for f, t in names if f"{f}.{t}" not in parsed]
+        if audit:
+            source_text, where = _audit_source(files, names)
+            Path(tmp, "Audit.v").write_text(source_text, encoding="utf-8")
+            done = run("Audit.v")
+            if done is None:
+                return failed(f"the audit did not finish within {timeout:g} s")
+            if done.returncode != 0:
+                return failed(_failed_pin(done.stderr or done.stdout, where))
+            parsed = _parse_audit(done.stdout)
+            missing = [f for f in dict.fromkeys(f for f, _ in names) if f not in parsed]
             if missing:
-                return CoqCheck("failed", f"the audit printed nothing for {', '.join(missing)}", version,
-                                time.perf_counter() - start, tuple(files))
-            theorems = tuple(CoqTheorem(f, t, parsed[f"{f}.{t}"]) for f, t in names)
+                return failed(f"the audit printed nothing for {', '.join(missing)}")
+            theorems = tuple(CoqTheorem(f, t, parsed[f]) for f, t in names)
     seconds = time.perf_counter() - start
     extra = [f"{t.qualified} rests on {', '.join(sorted(set(t.axioms) - STANDARD_AXIOMS))}"
              for t in theorems if not t.standard]

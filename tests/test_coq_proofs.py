@@ -37,13 +37,20 @@ def test_the_file_list_is_the_directory_and_no_file_assumes():
         assert "Admitted" not in text and "admit." not in text
 
 
-def test_forbidden_commands_sees_through_comments_and_sections():
+def test_forbidden_commands_see_through_comments_and_strings():
     assert forbidden_commands("(* Axiom in a comment (* nested *) *) Lemma a : True. Proof. exact I. Qed.") == ()
     assert forbidden_commands("Axiom cheat : False.") == ("Axiom",)
     assert forbidden_commands("Parameter x : nat.") == ("Parameter",)
-    assert forbidden_commands("Section S. Variable d : nat. End S.") == ()
-    assert forbidden_commands("Variable d : nat.") == ("Variable",)
-    assert forbidden_commands("Section S. Hypothesis h : False. End S.") == ("Hypothesis",)
+    # a section's Variable would become a silent premise of every theorem that uses it
+    assert forbidden_commands("Section S. Variable d : nat. End S.") == ("Variable",)
+    assert forbidden_commands("Section S. Context (h : False). End S.") == ("Context",)
+    assert forbidden_commands('Definition s := "(*"%string. Variable cheat : False.') == ("Variable",)
+    assert forbidden_commands('(* "*)" *) Axiom x : False.') == ("Axiom",)
+    for word in ("Unset Guard Checking.", "Admit Obligations.", "Notation \"a + b\" := (a * b).",
+                 "#[bypass_check(guard)] Fixpoint f (n : nat) := n.", "Load \"x.v\".", "Declare ML Module \"m\".",
+                 "Coercion f : A >-> B.", "Global Set Printing All."):
+        assert forbidden_commands(word), word
+    assert forbidden_commands("Import ListNotations.") == ()
     assert forbidden_commands("Lemma a : False. Proof. admit. Admitted.") == ("admit", "Admitted")
 
 
@@ -69,6 +76,17 @@ def test_without_coqc_the_check_skips_and_says_why(monkeypatch, tmp_path):
     assert coq_check.coqc_path() is None
     result = check_coq()
     assert result.status == "skipped" and "coqc not found" in result.reason and not result.checked
+
+
+def test_without_coqc_the_claim_proved_in_coq_only_is_skipped_not_passed(monkeypatch, tmp_path):
+    from exact.verify.lemmas import lemma_claims
+
+    monkeypatch.setenv("EXACT_ATTENTION_COQC", str(tmp_path / "no-coqc"))
+    claim = next(c for c in lemma_claims(budget="quick") if c.name.startswith("Theorem 4.1 decoding"))
+    assert claim.skip_reason and "proved in Coq only" in claim.skip_reason and "coqc is not found" in claim.skip_reason
+    monkeypatch.delenv("EXACT_ATTENTION_COQC")
+    if coq_check.coqc_path() is not None:
+        assert claim.skip_reason is None
 
 
 def test_verify_lemmas_says_coq_skipped_without_coqc(monkeypatch, tmp_path):
@@ -114,11 +132,11 @@ def _variant(tmp_path, file: str, old: str, new: str, *, audit: bool = False, al
 
 #: (file, the true text, a false replacement): each variant states something false, so no proof can pass.
 FALSE_VARIANTS = [
-    pytest.param("logit", "= dot d v b + sigma (bil d u W b) * dot d v u.",
-                 "= dot d v b + sigma (- bil d u W b) * dot d v u.", id="logit primitive with sigma(-.)"),
-    pytest.param("decoding", "Definition W_hat : mat := fun k j => t k j - shift k * t pivot j.",
-                 "Definition W_hat : mat := fun k j => t k j.", id="decoding without undoing the pivot shift"),
-    pytest.param("decoding", "  (p, fun k => if nonzero (vh k) then 0 else 1).",
+    pytest.param("logit", "= dot d v b + sigmoid (bil d u W b) * dot d v u.",
+                 "= dot d v b + sigmoid (- bil d u W b) * dot d v u.", id="logit primitive with sigma(-.)"),
+    pytest.param("decoding", "fun k j => t d choose g k j - shift choose g k * t d choose g (pivot choose g) j.",
+                 "fun k j => t d choose g k j.", id="decoding without undoing the pivot shift"),
+    pytest.param("decoding", "  (p, fun k => if is_nonzero (vh k) then 0 else 1).",
                  "  (p, fun k => 0).", id="SPEC plan without probes e_k + e_p"),
     pytest.param("multihead", "  ~ (forall hs hs', (forall X, F d hs X = F d hs' X) -> same_set d (merge d hs) "
                  "(merge d hs')).", "  (forall hs hs', (forall X, F d hs X = F d hs' X) -> same_set d (merge d hs) "
@@ -132,8 +150,8 @@ FALSE_VARIANTS = [
     pytest.param("transformer", "= dot d (At_w d m A w) (hvec d W X).", "= 2 * dot d (At_w d m A w) (hvec d W X).",
                  id="odd part twice (A^T w)^T h"),
     pytest.param("lemma_a1", "<= 5 * Rabs (a - b).", "<= 4 * Rabs (a - b).", id="Lemma A.1 with the constant 4"),
-    pytest.param("biases", "Definition c_nf : vec := fun i => rho * sumn r (fun a => WK a i * bq a).",
-                 "Definition c_nf : vec := fun i => sumn r (fun a => WK a i * bq a).", id="query bias without rho"),
+    pytest.param("biases", "vec := fun i => rho * sumn r (fun a => WK a i * bq a).",
+                 "vec := fun i => sumn r (fun a => WK a i * bq a).", id="query bias without rho"),
 ]
 
 
@@ -156,7 +174,40 @@ def test_the_true_files_check_with_their_dependencies_only(tmp_path):
 def test_an_admitted_proof_is_refused_before_coqc_runs(tmp_path):
     result = _variant(tmp_path, "token_copy", "  rewrite <- lsum_map_scal; reflexivity.\nQed.",
                       "  rewrite <- lsum_map_scal; reflexivity.\nAdmitted.")
-    assert result.status == "failed" and "assumes instead of proving: Admitted" in result.reason
+    assert result.status == "failed" and "may not use: Admitted" in result.reason
+
+
+def test_defined_names_ignore_comments():
+    assert coq_check.defined_names("(* Definition x := 1. *) Fixpoint f (n : nat) := n. Theorem t : True.") == ("f", "t")
+
+
+@needs_coqc
+def test_a_name_defined_again_in_another_file_is_refused(tmp_path):
+    # decoding.v redefining attn would make the pinned statements, which say "attn", mean its attn
+    result = _variant(tmp_path, "decoding", "(** A plan: the pivot", "Definition attn := 0.\n\n(** A plan: the pivot")
+    assert result.status == "failed" and "decoding.v defines attn again (it is defined in Defs.v)" in result.reason
+
+
+@needs_coqc
+def test_a_theorem_weakened_under_its_own_name_is_caught_by_its_pin(tmp_path):
+    # a premise that can never hold makes the theorem vacuous; the file still compiles, the pin does not
+    text = (COQ_DIR / "token_copy.v").read_text(encoding="utf-8")
+    start = text.index("Theorem token_copy :")
+    proof = text[start:text.index("Qed.", start) + 4]
+    statement = proof[:proof.index("Proof.")]
+    weak = statement.replace("Theorem token_copy :", "Theorem token_copy : False ->") + "Proof. intros []. Qed."
+    result = _variant(tmp_path, "token_copy", proof, weak, audit=True)
+    assert result.status == "failed", result.reason
+    assert result.reason.startswith("token_copy.token_copy does not prove the pinned statement"), result.reason
+
+
+@needs_coqc
+def test_a_changed_definition_is_caught_by_its_pin(tmp_path):
+    # the softmax read at the first token instead of the last: every proof still goes through
+    result = _variant(tmp_path, "Defs", "Definition query (X : list vec) : vec := last X vzero.",
+                      "Definition query (X : list vec) : vec := hd vzero X.", audit=True)
+    assert result.status == "failed", result.reason
+    assert result.reason.startswith("Defs.query is not the pinned definition"), result.reason
 
 
 @needs_coqc

@@ -235,7 +235,8 @@ class Claim(Generic[C]):
 
     ``requires`` names an optional module; without it the claim is skipped.
     ``counts=False`` marks claims with no query count (proofs, constructions): their
-    count column shows "—" and does not enter the verdict.
+    count column shows "—" and does not enter the verdict.  ``needs`` is a function saying why
+    the claim cannot run here (an outside tool is missing), or ``None`` when it can.
     """
 
     name: str
@@ -243,13 +244,14 @@ class Claim(Generic[C]):
     check: Callable[[C], Verdict] = field(repr=False)
     requires: str | None = None
     counts: bool = True
+    needs: Callable[[], str | None] | None = field(default=None, repr=False)
 
     @property
     def skip_reason(self) -> str | None:
         """Why the claim cannot run here (its optional dependency is missing), or ``None``."""
         if self.requires is not None and not _importable(self.requires):
             return f"{self.requires} is not installed"
-        return None
+        return self.needs() if self.needs is not None else None
 
     def run_instance(self, k: int, *, id: InstanceId | None = None) -> Outcome:
         """Check instance ``k`` (whose identity is ``id``); a crash is a failed instance, reported, never hidden."""

@@ -40,6 +40,14 @@ def coq_verdict(theorems: tuple[str, ...]) -> tuple[str, bool, dict]:
     return f"checked ({', '.join(theorems)})", False, {**seen, "coq_axioms": ", ".join(axioms)}
 
 
+def _coqc_missing() -> str | None:
+    """Why a claim proved in Coq only cannot be checked here, or ``None``."""
+    from proofs.coq_check import coqc_path
+
+    return "it is proved in Coq only, and coqc is not found (install Coq 8.16: apt-get install coq)" \
+        if coqc_path() is None else None
+
+
 def _proof_check(case: ProofCase) -> Verdict:
     import proofs  # verify is an application layer over exact and proofs; the prover is looked up when it runs
 
@@ -93,4 +101,5 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          ProofCase("prove_families", dims=dims[:2], heads=(2,),
                    coq=("multihead.F_canon", "multihead.same_canon_same_map", "multihead.combination_family"))),
     )
-    return [Claim(name, (Instance(what, case),), _proof_check, counts=False) for name, what, case in table]
+    return [Claim(name, (Instance(what, case),), _proof_check, counts=False,
+                  needs=None if case.prover else _coqc_missing) for name, what, case in table]

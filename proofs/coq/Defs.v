@@ -196,26 +196,26 @@ Definition attn (d : nat) (W : mat) (v : vec) (X : list vec) : R :=
 
 (** ** Multi-head attention (SPEC §1.2): f(X) = Σ_h softmax(X W_h x_N)ᵀ (X v_h). *)
 
-Definition head := (mat * vec)%type.
+Definition Head := (mat * vec)%type.
 
-Definition F (d : nat) (hs : list head) (X : list vec) : R :=
+Definition F (d : nat) (hs : list Head) (X : list vec) : R :=
   lsum (map (fun h => attn d (fst h) (snd h) X) hs).
 
 (** ** The logistic function and its inverse *)
 
-Definition sigma (x : R) : R := 1 / (1 + exp (- x)).
+Definition sigmoid (x : R) : R := 1 / (1 + exp (- x)).
 Definition logit (a : R) : R := ln (a / (1 - a)).
 
-Lemma sigma_bounds : forall x, 0 < sigma x < 1.
+Lemma sigmoid_bounds : forall x, 0 < sigmoid x < 1.
 Proof.
-  intros x; unfold sigma; pose proof (exp_pos (- x)); split.
+  intros x; unfold sigmoid; pose proof (exp_pos (- x)); split.
   - apply Rdiv_lt_0_compat; lra.
   - apply (Rmult_lt_reg_r (1 + exp (- x))); [lra|]; field_simplify; lra.
 Qed.
 
-Lemma logit_sigma : forall x, logit (sigma x) = x.
+Lemma logit_sigmoid : forall x, logit (sigmoid x) = x.
 Proof.
-  intros x; unfold logit, sigma; pose proof (exp_pos (- x)).
+  intros x; unfold logit, sigmoid; pose proof (exp_pos (- x)).
   replace (1 / (1 + exp (- x)) / (1 - 1 / (1 + exp (- x)))) with (exp x).
   - apply ln_exp.
   - rewrite exp_Ropp; field; pose proof (exp_pos x); lra.

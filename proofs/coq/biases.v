@@ -20,25 +20,25 @@ Open Scope R_scope.
 (** M x for a matrix with [n] columns. *)
 Definition mv (n : nat) (M : mat) (x : vec) : vec := fun a => sumn n (fun j => M a j * x j).
 
-Section Torch.
+(** The torch head: scores and values. *)
+Definition torch_score (d r : nat) (rho : R) (WQ WK : mat) (bq bk : vec) (q x : vec) : R :=
+  rho * dot r (vadd (mv d WK x) bk) (vadd (mv d WQ q) bq).
+Definition torch_value (d dv dout : nat) (WV WO : mat) (bv bo w : vec) (x : vec) : R :=
+  dot dout w (vadd (mv dv WO (vadd (mv d WV x) bv)) bo).
 
-Variables (d r dv dout : nat) (rho : R) (WQ WK WV WO : mat) (bq bk bv bo w : vec).
+Definition torch_head (d r dv dout : nat) (rho : R) (WQ WK WV WO : mat) (bq bk bv bo w : vec)
+    (X : list vec) : R :=
+  lsum (map (fun x => exp (torch_score d r rho WQ WK bq bk (query X) x) * torch_value d dv dout WV WO bv bo w x) X)
+  / lsum (map (fun x => exp (torch_score d r rho WQ WK bq bk (query X) x)) X).
 
-Definition torch_score (q x : vec) : R := rho * dot r (vadd (mv d WK x) bk) (vadd (mv d WQ q) bq).
-Definition torch_value (x : vec) : R := dot dout w (vadd (mv dv WO (vadd (mv d WV x) bv)) bo).
-
-Definition torch_head (X : list vec) : R :=
-  lsum (map (fun x => exp (torch_score (query X) x) * torch_value x) X)
-  / lsum (map (fun x => exp (torch_score (query X) x)) X).
-
-(** The normal form's parameters. *)
-Definition W_nf : mat := fun i j => rho * sumn r (fun a => WK a i * WQ a j).
-Definition c_nf : vec := fun i => rho * sumn r (fun a => WK a i * bq a).
-Definition v_nf : vec := fun j => sumn dv (fun b => WV b j * sumn dout (fun o => WO o b * w o)).
-Definition b_nf : R := dot dout w (vadd (mv dv WO bv) bo).
-Definition kappa (q : vec) : R := rho * dot r bk (vadd (mv d WQ q) bq).
-
-End Torch.
+(** The normal form's parameters, and the shift κ(x_N) the key bias adds to every score. *)
+Definition W_nf (r : nat) (rho : R) (WQ WK : mat) : mat := fun i j => rho * sumn r (fun a => WK a i * WQ a j).
+Definition c_nf (r : nat) (rho : R) (WK : mat) (bq : vec) : vec := fun i => rho * sumn r (fun a => WK a i * bq a).
+Definition v_nf (dv dout : nat) (WV WO : mat) (w : vec) : vec :=
+  fun j => sumn dv (fun b => WV b j * sumn dout (fun o => WO o b * w o)).
+Definition b_nf (dv dout : nat) (WO : mat) (bv bo w : vec) : R := dot dout w (vadd (mv dv WO bv) bo).
+Definition kappa (d r : nat) (rho : R) (WQ : mat) (bq bk : vec) (q : vec) : R :=
+  rho * dot r bk (vadd (mv d WQ q) bq).
 
 (** The head with a query bias c and an output bias b (SPEC §1.5). *)
 Definition biased_attn (d : nat) (W : mat) (c v : vec) (b : R) (X : list vec) : R :=

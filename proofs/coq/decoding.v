@@ -31,34 +31,31 @@ Definition valid (d : nat) (vh : vec) (pl : nat * (nat -> R)) : Prop :=
 
 Definition vscale (c : R) (x : vec) : vec := fun i => c * x i.
 
-Section Learner.
-
-Variable d : nat.
-Variable choose : plan.
-Variable g : list vec -> R.
+(** The learner, step by step; every step reads the black box [g] and the plan [choose] only. *)
 
 (** Step 1: the value vector, one query [e_i] per coordinate. *)
-Definition v_hat : vec := fun i => g [e i].
+Definition v_hat (g : list vec -> R) : vec := fun i => g [e i].
 
 (** Step 2: the pivot and the shifts. *)
-Definition pivot : nat := fst (choose v_hat).
-Definition shift : nat -> R := snd (choose v_hat).
+Definition pivot (choose : plan) (g : list vec -> R) : nat := fst (choose (v_hat g)).
+Definition shift (choose : plan) (g : list vec -> R) : nat -> R := snd (choose (v_hat g)).
 
 (** Step 3: the probes u_k = e_k + σ_k e_p. *)
-Definition u (k : nat) : vec := vadd (e k) (vscale (shift k) (e pivot)).
+Definition u (choose : plan) (g : list vec -> R) (k : nat) : vec :=
+  vadd (e k) (vscale (shift choose g k) (e (pivot choose g))).
 
 (** Step 4: the d² bilinear measurements, with b = e_j and a = e_j + u_k. *)
-Definition probe (k j : nat) : list vec := [vadd (e j) (u k); e j].
+Definition probe (choose : plan) (g : list vec -> R) (k j : nat) : list vec := [vadd (e j) (u choose g k); e j].
 
-Definition t (k j : nat) : R := logit ((g (probe k j) - v_hat j) / dot d v_hat (u k)).
+Definition t (d : nat) (choose : plan) (g : list vec -> R) (k j : nat) : R :=
+  logit ((g (probe choose g k j) - v_hat g j) / dot d (v_hat g) (u choose g k)).
 
-Definition W_hat : mat := fun k j => t k j - shift k * t pivot j.
+Definition W_hat (d : nat) (choose : plan) (g : list vec -> R) : mat :=
+  fun k j => t d choose g k j - shift choose g k * t d choose g (pivot choose g) j.
 
 (** Every query the learner asks, in order. *)
-Definition queries : list (list vec) :=
-  map (fun i => [e i]) (seq 0 d) ++ flat_map (fun k => map (fun j => probe k j) (seq 0 d)) (seq 0 d).
-
-End Learner.
+Definition queries (d : nat) (choose : plan) (g : list vec -> R) : list (list vec) :=
+  map (fun i => [e i]) (seq 0 d) ++ flat_map (fun k => map (fun j => probe choose g k j) (seq 0 d)) (seq 0 d).
 
 Theorem queries_count : forall d choose g, length (queries d choose g) = (d * d + d)%nat.
 Proof.
@@ -126,31 +123,31 @@ Proof.
   intros k j Hk Hj; unfold W_hat; rewrite Hp, Hs, !Ht, !Hb, Hsp by assumption; ring.
 Qed.
 
-(** ** SPEC's plan: the first nonzero coordinate, and e_k + e_p where v̂_k = 0. *)
+(** ** SPEC's plan: the first is_nonzero coordinate, and e_k + e_p where v̂_k = 0. *)
 
-Definition nonzero (x : R) : bool := if Req_EM_T x 0 then false else true.
+Definition is_nonzero (x : R) : bool := if Req_EM_T x 0 then false else true.
 
-Lemma nonzero_spec : forall x, nonzero x = true <-> x <> 0.
-Proof. intros x; unfold nonzero; destruct (Req_EM_T x 0); split; congruence. Qed.
+Lemma is_nonzero_spec : forall x, is_nonzero x = true <-> x <> 0.
+Proof. intros x; unfold is_nonzero; destruct (Req_EM_T x 0); split; congruence. Qed.
 
-Lemma nonzero_false : forall x, nonzero x = false <-> x = 0.
-Proof. intros x; unfold nonzero; destruct (Req_EM_T x 0); split; congruence. Qed.
+Lemma is_nonzero_false : forall x, is_nonzero x = false <-> x = 0.
+Proof. intros x; unfold is_nonzero; destruct (Req_EM_T x 0); split; congruence. Qed.
 
 Definition spec_plan (d : nat) : plan := fun vh =>
-  let p := match find (fun i => nonzero (vh i)) (seq 0 d) with Some p => p | None => O end in
-  (p, fun k => if nonzero (vh k) then 0 else 1).
+  let p := match find (fun i => is_nonzero (vh i)) (seq 0 d) with Some p => p | None => O end in
+  (p, fun k => if is_nonzero (vh k) then 0 else 1).
 
 Lemma spec_plan_valid : forall d vh, (exists i, (i < d)%nat /\ vh i <> 0) -> valid d vh (spec_plan d vh).
 Proof.
   intros d vh [i0 [Hi0 Hv0]]; unfold spec_plan, valid.
-  destruct (find (fun i => nonzero (vh i)) (seq 0 d)) as [p|] eqn:Hf.
+  destruct (find (fun i => is_nonzero (vh i)) (seq 0 d)) as [p|] eqn:Hf.
   - apply find_some in Hf as [Hin Hnz]; apply in_seq in Hin.
-    split; [lia|]; split; [rewrite Hnz; reflexivity|]; apply nonzero_spec in Hnz.
-    intros k Hk; destruct (nonzero (vh k)) eqn:Hk0.
-    + apply nonzero_spec in Hk0; lra.
-    + apply nonzero_false in Hk0; lra.
-  - exfalso; assert (Hn : nonzero (vh i0) = false) by (apply (find_none _ _ Hf); apply in_seq; lia).
-    apply nonzero_false in Hn; contradiction.
+    split; [lia|]; split; [rewrite Hnz; reflexivity|]; apply is_nonzero_spec in Hnz.
+    intros k Hk; destruct (is_nonzero (vh k)) eqn:Hk0.
+    + apply is_nonzero_spec in Hk0; lra.
+    + apply is_nonzero_false in Hk0; lra.
+  - exfalso; assert (Hn : is_nonzero (vh i0) = false) by (apply (find_none _ _ Hf); apply in_seq; lia).
+    apply is_nonzero_false in Hn; contradiction.
 Qed.
 
 (** ** The shipped learner's plan: the largest |v̂_p|, and shifts only for small |v̂_k|. *)

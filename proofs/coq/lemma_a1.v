@@ -11,7 +11,7 @@ From Coq Require Import Reals Lra.
 From ExactAttention Require Import Defs.
 Open Scope R_scope.
 
-Definition l_low : R := sigma (- (1 / 2)).
+Definition l_low : R := sigmoid (- (1 / 2)).
 
 (** Clip to [ℓ, 1 − ℓ]. *)
 Definition clip (a : R) : R := Rmax l_low (Rmin a (1 - l_low)).
@@ -28,7 +28,7 @@ Proof.
 Qed.
 
 Lemma l_low_value : l_low = 1 / (1 + exp (1 / 2)).
-Proof. unfold l_low, sigma; do 3 f_equal; ring. Qed.
+Proof. unfold l_low, sigmoid; do 3 f_equal; ring. Qed.
 
 Lemma l_low_bounds : 0 < l_low < 1 / 2.
 Proof.

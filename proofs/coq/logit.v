@@ -14,12 +14,12 @@ From ExactAttention Require Import Defs.
 Open Scope R_scope.
 
 Theorem logit_primitive : forall (d : nat) (W : mat) (v b u : vec),
-  attn d W v [vadd b u; b] = dot d v b + sigma (bil d u W b) * dot d v u.
+  attn d W v [vadd b u; b] = dot d v b + sigmoid (bil d u W b) * dot d v u.
 Proof.
   intros d W v b u.
   unfold attn, score, query; cbn [map lsum last].
   rewrite bil_add_l, exp_plus, dot_add_r.
-  unfold sigma; rewrite exp_Ropp.
+  unfold sigmoid; rewrite exp_Ropp.
   set (E := exp (bil d b W b)); set (L := exp (bil d u W b)).
   assert (0 < E) by apply exp_pos; assert (0 < L) by apply exp_pos.
   assert (0 < E * L) by (apply Rmult_lt_0_compat; assumption).
@@ -32,7 +32,7 @@ Theorem logit_inverse : forall (d : nat) (W : mat) (v b u : vec),
 Proof.
   intros d W v b u Hvu.
   rewrite logit_primitive.
-  replace ((dot d v b + sigma (bil d u W b) * dot d v u - dot d v b) / dot d v u)
-    with (sigma (bil d u W b)) by (field; assumption).
-  symmetry; apply logit_sigma.
+  replace ((dot d v b + sigmoid (bil d u W b) * dot d v u - dot d v b) / dot d v u)
+    with (sigmoid (bil d u W b)) by (field; assumption).
+  symmetry; apply logit_sigmoid.
 Qed.

@@ -17,33 +17,29 @@ Import ListNotations.
 From ExactAttention Require Import Defs.
 Open Scope R_scope.
 
-Section Canonical.
-
-Variable d : nat.
-
 (** Entrywise equality of the d×d matrices, and of d-vectors, decided over ℝ. *)
 Definition Req_b (x y : R) : bool := if Req_EM_T x y then true else false.
 
 Definition forall_lt (n : nat) (P : nat -> bool) : bool := forallb P (seq 0 n).
 
-Definition W_eqb (W W' : mat) : bool := forall_lt d (fun i => forall_lt d (fun j => Req_b (W i j) (W' i j))).
+Definition W_eqb (d : nat) (W W' : mat) : bool :=
+  forall_lt d (fun i => forall_lt d (fun j => Req_b (W i j) (W' i j))).
 
-Definition v_is_zero (v : vec) : bool := forall_lt d (fun i => Req_b (v i) 0).
+Definition v_is_zero (d : nat) (v : vec) : bool := forall_lt d (fun i => Req_b (v i) 0).
 
-(** Step 1-2: add a head to the groups, merging it into the group of equal W. *)
-Fixpoint insert (h : head) (cs : list head) : list head :=
+(** Steps 1-2: add a head to the groups, merging it into the group of equal W. *)
+Fixpoint insert (d : nat) (h : Head) (cs : list Head) : list Head :=
   match cs with
   | [] => [h]
-  | c :: rest => if W_eqb (fst c) (fst h) then (fst c, vadd (snd c) (snd h)) :: rest
-                 else c :: insert h rest
+  | c :: rest => if W_eqb d (fst c) (fst h) then (fst c, vadd (snd c) (snd h)) :: rest
+                 else c :: insert d h rest
   end.
 
-Definition merge (hs : list head) : list head := fold_right insert [] hs.
+Definition merge (d : nat) (hs : list Head) : list Head := fold_right (insert d) [] hs.
 
 (** Step 3: drop the groups whose summed v is 0. *)
-Definition canon (hs : list head) : list head := filter (fun h => negb (v_is_zero (snd h))) (merge hs).
-
-End Canonical.
+Definition canon (d : nat) (hs : list Head) : list Head :=
+  filter (fun h => negb (v_is_zero d (snd h))) (merge d hs).
 
 Lemma Req_b_true : forall x y, Req_b x y = true <-> x = y.
 Proof. intros; unfold Req_b; destruct (Req_EM_T x y); split; congruence. Qed.
@@ -105,16 +101,16 @@ Qed.
 
 (** ** Proposition 7.1 *)
 
-Theorem F_canon : forall (d : nat) (hs : list head) (X : list vec), F d (canon d hs) X = F d hs X.
+Theorem F_canon : forall (d : nat) (hs : list Head) (X : list vec), F d (canon d hs) X = F d hs X.
 Proof. intros; unfold canon; rewrite F_drop_zero, F_merge; reflexivity. Qed.
 
 (** Two heads are the same pair when their d×d matrices and d-vectors agree entrywise. *)
-Definition same_head (d : nat) (h h' : head) : Prop :=
+Definition same_head (d : nat) (h h' : Head) : Prop :=
   (forall i j, (i < d)%nat -> (j < d)%nat -> fst h i j = fst h' i j) /\
   (forall i, (i < d)%nat -> snd h i = snd h' i).
 
 (** Two lists of heads are the same unordered set of pairs. *)
-Definition same_set (d : nat) (cs cs' : list head) : Prop :=
+Definition same_set (d : nat) (cs cs' : list Head) : Prop :=
   exists l, Permutation cs l /\ Forall2 (same_head d) l cs'.
 
 Lemma F_perm : forall d hs hs' X, Permutation hs hs' -> F d hs X = F d hs' X.
@@ -128,7 +124,7 @@ Proof.
 Qed.
 
 (** The "if" direction: the same canonical form gives the same map, for every X. *)
-Theorem same_canon_same_map : forall (d : nat) (hs hs' : list head),
+Theorem same_canon_same_map : forall (d : nat) (hs hs' : list Head),
   same_set d (canon d hs) (canon d hs') -> forall X, F d hs X = F d hs' X.
 Proof.
   intros d hs hs' [l [P S]] X.
@@ -139,7 +135,7 @@ Qed.
 (** ** The families of Proposition 7.1 *)
 
 (** Heads sharing a W, with v split arbitrarily. *)
-Theorem split_family : forall d (W : mat) (v1 v2 t : vec) (hs : list head) X,
+Theorem split_family : forall d (W : mat) (v1 v2 t : vec) (hs : list Head) X,
   F d ((W, v1) :: (W, v2) :: hs) X = F d ((W, vadd v1 t) :: (W, vsub v2 t) :: hs) X.
 Proof.
   intros; rewrite !F_cons; simpl.
@@ -150,16 +146,16 @@ Proof.
 Qed.
 
 (** A head with v = 0, and any W, can be added or dropped: H is not identifiable. *)
-Theorem zero_family : forall d (W : mat) (v : vec) (hs : list head) X,
+Theorem zero_family : forall d (W : mat) (v : vec) (hs : list Head) X,
   (forall i, (i < d)%nat -> v i = 0) -> F d ((W, v) :: hs) X = F d hs X.
 Proof. intros; rewrite F_cons, attn_v_zero by assumption; simpl; ring. Qed.
 
 (** Permutations of the heads. *)
-Theorem permutation_family : forall d (hs hs' : list head) X, Permutation hs hs' -> F d hs X = F d hs' X.
+Theorem permutation_family : forall d (hs hs' : list Head) X, Permutation hs hs' -> F d hs X = F d hs' X.
 Proof. intros; apply F_perm; assumption. Qed.
 
 (** Any combination: one move anywhere in the list, repeated any number of times. *)
-Inductive move (d : nat) : list head -> list head -> Prop :=
+Inductive move (d : nat) : list Head -> list Head -> Prop :=
   | move_split : forall pre post W v1 v2 t,
       move d (pre ++ (W, v1) :: (W, v2) :: post) (pre ++ (W, vadd v1 t) :: (W, vsub v2 t) :: post)
   | move_zero : forall pre post W v, (forall i, (i < d)%nat -> v i = 0) ->

@@ -43,3 +43,22 @@ Proof.
     by (intros; fold (neg_seq X); rewrite score_neg_seq; reflexivity).
   rewrite lsum_map_opp; unfold Rdiv; ring.
 Qed.
+
+(** Reading h(X) out with v gives the head: vᵀh(X) = f(X). *)
+Lemma hvec_readout : forall d W v X, dot d v (hvec d W X) = attn d W v X.
+Proof.
+  intros d W v X; unfold dot, hvec, attn.
+  rewrite (sumn_ext d _ (fun j => / lsum (map (fun x => exp (score d W X x)) X)
+                                   * lsum (map (fun x => v j * (exp (score d W X x) * x j)) X)))
+    by (intros; unfold Rdiv; rewrite lsum_map_scal; ring).
+  rewrite sumn_scal_l, sumn_lsum_swap; unfold Rdiv; rewrite Rmult_comm; f_equal.
+  apply lsum_map_ext; intros x _; unfold dot; rewrite <- sumn_scal_l; apply sumn_ext; intros; ring.
+Qed.
+
+(** So a head is odd too: f(−X) = −f(X), for every W, v and X. *)
+Theorem head_odd : forall (d : nat) (W : mat) (v : vec) (X : list vec),
+  attn d W v (neg_seq X) = - attn d W v X.
+Proof.
+  intros; rewrite <- !hvec_readout; unfold dot; rewrite <- sumn_opp; apply sumn_ext; intros.
+  rewrite attention_odd; ring.
+Qed.

@@ -14,12 +14,12 @@ From ExactAttention Require Import Defs.
 Open Scope R_scope.
 
 (** The sum of the heads' value vectors, Σ_h v_h. *)
-Definition v_total (hs : list head) : vec := fun i => lsum (map (fun h => snd h i) hs).
+Definition v_total (hs : list Head) : vec := fun i => lsum (map (fun h => snd h i) hs).
 
 Definition copies (k : nat) (u q : vec) : list vec := repeat u k ++ [q].
 
-Definition c_h (d : nat) (u q : vec) (h : head) : R := dot d (vsub u q) (snd h).
-Definition r_h (d : nat) (u q : vec) (h : head) : R := exp (bil d (vsub u q) (fst h) q).
+Definition c_h (d : nat) (u q : vec) (h : Head) : R := dot d (vsub u q) (snd h).
+Definition r_h (d : nat) (u q : vec) (h : Head) : R := exp (bil d (vsub u q) (fst h) q).
 
 Lemma query_copies : forall k u q, query (copies k u q) = q.
 Proof. intros; unfold query, copies; apply last_last. Qed.
@@ -44,7 +44,7 @@ Proof.
   field; split; lra.
 Qed.
 
-Theorem token_copy : forall (d : nat) (hs : list head) (k : nat) (u q : vec),
+Theorem token_copy : forall (d : nat) (hs : list Head) (k : nat) (u q : vec),
   F d hs (copies k u q) =
   dot d u (v_total hs) - lsum (map (fun h => c_h d u q h / (1 + INR k * r_h d u q h)) hs).
 Proof.

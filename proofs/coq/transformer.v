@@ -57,3 +57,8 @@ Proof.
   intros; unfold transformer, ffn; apply sumn_ext; intros i _; do 2 f_equal.
   apply sumn_ext; intros; rewrite hvec_one_token; reflexivity.
 Qed.
+
+(** The odd part is the single head (W, Aᵀw). *)
+Theorem transformer_odd_part_is_a_head : forall (d m : nat) (A : mat) (w : vec) (W : mat) (X : list vec),
+  transformer d m A w W X - transformer d m A w W (neg_seq X) = attn d W (At_w d m A w) X.
+Proof. intros; rewrite transformer_odd_part; apply hvec_readout. Qed.
