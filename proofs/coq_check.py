@@ -72,7 +72,8 @@ _FORBIDDEN = re.compile(
     r"\b(Admitted|admit|Admit|Axiom|Axioms|Parameter|Parameters|Conjecture|Hypothesis|Hypotheses|Variable"
     r"|Variables|Context|Unset|Declare|Load|LoadPath|Typing|bypass_check|Notation|Infix|Coercion|Arguments"
     r"|Global|Export|Delimit|Bind|Module|Include|Extraction|Program|Obligation|Obligations|Instance|Class"
-    r"|Canonical|Existing|Structure|Record)\b|#\[")
+    r"|Canonical|Existing|Structure|Record|Set|Definitional|UIP|Local|Polymorphic|Monomorphic|Time|Timeout"
+    r"|Redirect|Function|Variant|Scheme|Register|Primitive)\b|#\[")
 #: The commands that name something, for the check that no two files define the same name.
 _DEFINES = re.compile(r"(?:^|\.)\s*(?:Definition|Fixpoint|CoFixpoint|Inductive|CoInductive|Theorem|Lemma|Corollary"
                       r"|Proposition|Fact|Remark|Example|Let|Ltac)\s+([A-Za-z_][\w']*)")
@@ -204,7 +205,7 @@ def _spec_copy(kind: str, name: str, text: str) -> str:
 def _audit_source(files, names) -> tuple[str, list[tuple[int, str]]]:
     """The audit file: the pins of :mod:`proofs.coq_spec` for ``files``, then a marker and
     ``Print Assumptions`` for each theorem of ``names``; and ``(line, what)`` of each pin."""
-    from .coq_spec import CONSTRUCTORS, DEFINITIONS
+    from .coq_spec import CONSTRUCTORS, DEFINITIONS, RESOLVES
 
     lines = [f"From {LOGICAL_NAME} Require Import {' '.join(files)}.",
              # the standard library last, so that no file's name can stand for one of its names
@@ -216,6 +217,11 @@ def _audit_source(files, names) -> tuple[str, list[tuple[int, str]]]:
         where.append((len(lines) + 1, what))
         lines.append(" ".join(text.split()))
 
+    project = {f"{LOGICAL_NAME}.{f}." for f in files}
+    for name, path in RESOLVES.items():
+        if not path.startswith(f"{LOGICAL_NAME}.") or any(path.startswith(p) for p in project):
+            add(f"Goal True. constr_eq (@{name}) (@{path}). exact I. Qed.",
+                f"the name {name} does not stand for {path} (a file shadows it)")
     for file, text in DEFINITIONS:
         if file in files:
             kind, name = text.split()[:2]
@@ -248,17 +254,26 @@ def _failed_pin(stderr: str, where) -> str:
 
 
 def _parse_audit(out: str) -> dict[str, tuple[str, ...]]:
-    """``{FILE: axioms}`` from the audit's output (a marker line, then what Print Assumptions printed)."""
+    """``{FILE: assumptions}`` from the audit's output: a marker line, then what Print Assumptions printed.
+
+    Only three kinds of line are understood: ``Axioms:``, ``Closed under the global context``, and an
+    assumption, ``NAME : TYPE`` or a bare ``NAME`` (its type indented below).  Indented lines continue
+    the one before.  Any other line (such as "X relies on definitional UIP") is kept whole as an
+    assumption, so it can never pass as a standard axiom.
+    """
     found: dict[str, list[str]] = {}
     current = None
     for line in out.splitlines():
         if line.startswith(_MARK):
             current = line[len(_MARK):].strip()
             found[current] = []
-        elif current is not None and line and not line[0].isspace():
-            word = line.split()[0]
-            if word not in ("Axioms:", "Closed") and not line.startswith("Closed under"):
-                found[current].append(word)
+        elif current is None or not line.strip() or line[0].isspace():
+            continue
+        elif line.strip() in ("Axioms:", "Closed under the global context"):
+            continue
+        else:
+            named = re.fullmatch(r"([A-Za-z_][\w'.]*)(\s+:.*)?", line.rstrip())
+            found[current].append(named.group(1) if named else line.strip())
     return {k: tuple(v) for k, v in found.items()}
 
 

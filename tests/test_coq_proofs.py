@@ -211,6 +211,28 @@ def test_a_changed_definition_is_caught_by_its_pin(tmp_path):
 
 
 @needs_coqc
+def test_a_shadowed_prelude_name_is_caught_by_its_resolution_pin(tmp_path):
+    # a negb that is always true turns canon into merge: the pinned copy of canon would read it too
+    result = _variant(tmp_path, "multihead", "(** Step 3: drop the groups whose summed v is 0. *)",
+                      "Definition negb (b : bool) : bool := true.\n(** Step 3: drop the groups whose summed v is 0. *)",
+                      audit=True, also=[("""  destruct (v_is_zero d (snd h)) eqn:E; simpl.
+  - rewrite F_cons, IH, attn_v_zero by (apply v_is_zero_true; assumption); ring.
+  - rewrite !F_cons, IH; reflexivity.""", "  rewrite !F_cons, IH; reflexivity.")])
+    assert result.status == "failed", result.reason
+    assert result.reason.startswith("the name negb does not stand for Coq.Init.Datatypes.negb"), result.reason
+
+
+def test_the_audit_parser_keeps_every_line_it_does_not_understand():
+    out = ("==> logit\nAxioms:\nClassicalDedekindReals.sig_not_dec : forall P : Prop, {~ ~ P} + {~ P}\n"
+           "FunctionalExtensionality.functional_extensionality_dep\n  : forall A, A\n"
+           "Closed relies on definitional UIP.\n==> biases\nClosed under the global context\n")
+    parsed = coq_check._parse_audit(out)
+    assert parsed == {"logit": ("ClassicalDedekindReals.sig_not_dec", "FunctionalExtensionality.functional_extensionality_dep",
+                                "Closed relies on definitional UIP."), "biases": ()}
+    assert not coq_check.CoqTheorem("logit", "x", parsed["logit"]).standard
+
+
+@needs_coqc
 def test_a_smuggled_axiom_is_caught_by_the_audit(tmp_path):
     # no forbidden word: the axiom comes in through a library lemma, and only Print Assumptions sees it
     result = _variant(tmp_path, "lemma_a1",
