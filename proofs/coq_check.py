@@ -17,8 +17,8 @@ process.
 
 Examples
 --------
->>> sorted(THEOREMS)[:3]
-['decoding', 'lemma_a1', 'logit']
+>>> THEOREMS["logit"]
+('logit_primitive', 'logit_inverse')
 >>> forbidden_commands("Lemma x : True. Proof. (* admit *) exact I. Qed.")
 ()
 >>> forbidden_commands("Lemma x : False. Proof. admit. Admitted.")
