@@ -151,6 +151,14 @@ def _false_lemma_a1(monkeypatch):
     monkeypatch.setattr(proofs, "prove_lemma_a1", functools.partial(proofs.prove_lemma_a1, bound=Fraction(17, 4)))
 
 
+def _coq_rejects(monkeypatch):
+    """Coq rejects a file (as it does a false variant of a statement)."""
+    from proofs import coq_check
+
+    failed = coq_check.CoqCheck("failed", "decoding.v does not check: Error: Unable to unify", "8.16.1")
+    monkeypatch.setattr(coq_check, "coq_status", lambda: failed)
+
+
 def _bad_construction(monkeypatch):
     from proofs import multihead as mh
 
@@ -256,11 +264,13 @@ PERTURBATIONS = {
     "Transformer: Aᵀw = 0": [L("transformer", SWALLOW)],
     "Transformer with biases (beyond)": [L("transformer-biased", EXACT), L("transformer-biased", COUNT)],
     "Transformer inversion": [_broken_inversion],
-    "Logit primitive": [_proof_block("logit", "_sigmoid")],
+    "Logit primitive": [_proof_block("logit", "_sigmoid"), _coq_rejects],
     "Oddness of attention": [_proof_block("oddness", "_attention_average")],
     "Transformer odd part": [_proof_block("transformer", "_attention_average")],
     "Token copy": [_proof_block("token_copy", "_weights")],
-    "Lemma A.1": [_false_lemma_a1],
+    "Lemma A.1": [_false_lemma_a1, _coq_rejects],
+    "Theorem 4.1 decoding": [_coq_rejects],
+    "Proposition 7.1: f is the map of its canonical form": [_bad_family, _coq_rejects],
     "Biases: exact W, c, v, b in d²+2d+1 queries": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
     "Biases: float64 oracle + float32 grid": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
     "Biases: float mode error": [L("single-head-biased", BOUND), L("single-head-biased", COUNT)],
