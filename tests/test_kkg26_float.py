@@ -210,3 +210,24 @@ def test_values_near_the_float64_limit_are_refused_not_crashed():
     heads = [SingleHead(g.normal(size=(2, 2)).tolist(), (g.normal(size=2) * 1e300).tolist()) for _ in range(2)]
     with pytest.raises(PrecisionInsufficient):
         learn_multi_head(FloatOracle(MultiHead(heads)), heads=2, mode="float", seed=0)
+
+
+@pytest.mark.parametrize("d, biases", [(1, False), (1, True), (3, False), (3, True)])
+def test_a_single_head_is_learned_with_heads_1(d, biases):
+    """H = 1: one step per line, d = 1 included (nothing to separate), within the estimate."""
+    truth = MultiHead.random(d, 1, seed=3, biases=biases)
+    for oracle in (FloatOracle(truth), ExactOracle(truth)):
+        r = learn_multi_head(oracle, heads=1, mode="float", biases=biases, seed=0)
+        assert r.model.H == 1 and matched_error(r.model, truth) <= r.error_estimate < 1e-8
+        if biases:
+            assert abs(float(r.model.b - truth.b)) <= r.error_estimate
+
+
+def test_two_heads_in_d_1_are_not_returned_as_one():
+    """d = 1 without biases and heads=1 against two heads: the lines show two steps (the bound refuted),
+    or no pilot line fits one step; never one head returned."""
+    with pytest.raises(OracleInconsistent, match="more than H = 1 canonical heads"):
+        learn_multi_head(FloatOracle(MultiHead.random(1, 2, seed=0)), heads=1, mode="float", seed=0)
+    truth = MultiHead([([["3/4"]], [1]), ([["-3/8"]], [2])], d=1)
+    with pytest.raises(PrecisionInsufficient, match="no pilot line"):
+        learn_multi_head(FloatOracle(truth), heads=1, mode="float", seed=0)

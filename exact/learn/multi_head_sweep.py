@@ -190,10 +190,11 @@ def sweep(ask1, ask2, d: int, H: int, *, biases: bool, seed: int, extra: int = E
     list of float ``(W, v, c)`` and ``bounds`` their first-order error bounds (same shapes) and
     ``b``'s.  ``ask1(X)`` asks one-token queries (an ``(n, d)`` array), ``ask2(X)`` two-token
     queries (an ``(n, 2, d)`` array); both return ``(values, errors)``."""
-    if d == 1 and not biases:
+    if d == 1 and not biases and H > 1:
         raise PrecisionInsufficient(
-            "float sweep: in d = 1 without biases every head's step lies at one centre (−q₀/e on every line), so "
-            "the lines cannot separate the heads; learn d = 1 from exact answers (the certified mode)")
+            f"float sweep: in d = 1 without biases every head's step lies at one centre (−q₀/e on every line), so "
+            f"the lines cannot separate H = {H} heads; learn d = 1 from exact answers (the certified mode), or with "
+            "heads=1 when the model has one head")
     rng = np.random.default_rng(seed)
     # rows: a row in which a head's steps are all small or wide says little of it; lines: at d = 64 and
     # H = 8 a head is read on about 70 % of them, and its W needs d² readings in all
