@@ -9,7 +9,9 @@ The baseline the float multi-head work is measured against ("today's table"):
   estimate (``wrong``: returned with an error outside its estimate; it must stay 0), or the
   refusal's exception and first words; the queries against H(d² + d) and 4Hd² − 2H + 1.
 * ``anchor`` rows: the shape of the only published cryptanalytic multi-head extraction, d = 8,
-  H = 6, full rank and rank 2, seeds 0–9.
+  H = 6, full rank and rank 2, seeds 0–9; with ``--anchor-oracle callable`` the answers come from a
+  plain numpy function of the heads' float64 matrices through ``CallableOracle(f, d=8,
+  accuracy=1e-13, rtol=1e-14, batched=True)``, the call a user with a black box makes.
 * ``torch`` rows: float64 ``nn.MultiheadAttention(d, H)`` (biases on and off) at (16, 2),
   (16, 4), (32, 4), (64, 8) through ``TorchOracle`` (``--torch``; needs torch), and float32 ones
   with ``--float32`` (their answers with the measured bound: the derived one is about 10⁻² of an
@@ -88,6 +90,8 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, nargs="+", default=[2, 3, 4, 5, 6])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--anchor-seeds", type=int, default=10, help="seeds of the d = 8, H = 6 rows (0: none)")
+    p.add_argument("--anchor-oracle", choices=["float", "callable"], default="float",
+                   help="the anchor rows' oracle: FloatOracle, or CallableOracle over a numpy function")
     p.add_argument("--torch", action="store_true", help="also float64 nn.MultiheadAttention modules")
     p.add_argument("--torch-shapes", type=str, nargs="+", default=["16,2", "16,4", "32,4", "64,8"])
     p.add_argument("--torch-seeds", type=int, default=10)
@@ -110,7 +114,8 @@ def main(argv=None) -> int:
     for rank in (None, 2):
         for s in range(args.anchor_seeds):
             m = MultiHead.random(8, 6, seed=s) if rank is None else _ranked(8, 6, rank, s)
-            emit({"row": "anchor", "rank": rank or 8, **attempt(FloatOracle(m), m, 8, 6, s)})
+            oracle = FloatOracle(m) if args.anchor_oracle == "float" else _callable(m)
+            emit({"row": "anchor", "rank": rank or 8, "oracle": args.anchor_oracle, **attempt(oracle, m, 8, 6, s)})
     if args.torch:
         import torch
 
@@ -154,6 +159,26 @@ def _ranked(d: int, H: int, rank: int, seed: int) -> MultiHead:
         v = [Fraction(int(x), 2) for x in rng.integers(-4, 5, d)]
         heads.append(SingleHead(W, v))
     return MultiHead(heads)
+
+
+def _callable(truth: MultiHead):
+    """``CallableOracle`` over a plain numpy evaluation of the heads' float64 matrices (batched: an
+    ``n × N × d`` array in, ``n`` answers out), with a declared accuracy of 1e-13 + 1e-14·|y|."""
+    import numpy as np
+
+    from exact.oracles import CallableOracle
+
+    heads = [(h.to_numpy()[0], h.to_numpy()[1]) for h in truth.heads]
+
+    def f(X):
+        out = np.zeros(X.shape[0])
+        for W, v in heads:
+            s = np.einsum("nid,de,ne->ni", X, W, X[:, -1, :])
+            a = np.exp(s - s.max(axis=1, keepdims=True))
+            out += np.einsum("ni,ni->n", a / a.sum(axis=1, keepdims=True), X @ v)
+        return out
+
+    return CallableOracle(f, d=truth.d, accuracy="1e-13", rtol="1e-14", batched=True)
 
 
 def _randomise_biases(mha, seed: int) -> None:
