@@ -27,7 +27,7 @@ Examples
 >>> get("no-such-learner")
 Traceback (most recent call last):
 ...
-exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, ffn-biased, ffn-float, low-rank, low-rank-cs, multi-head, multi-head-fast, noisy-frame, noisy-paper, noisy-refine, single-head, single-head-biased, threshold, transformer, transformer-biased
+exact.errors.InvalidArgument: learner: unknown learner 'no-such-learner'; registered: ffn, ffn-biased, ffn-float, low-rank, low-rank-cs, multi-head, multi-head-fast, multi-head-pairs, noisy-frame, noisy-paper, noisy-refine, single-head, single-head-biased, threshold, transformer, transformer-biased
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ __all__ = [
     "certified_equals",
     "symbolic_equals",
     "MAX_BLOCK_PREC",
+    "block_balls",
 ]
 
 #: The largest working precision (bits) a block is fitted at before it is declared inconsistent.
@@ -234,6 +235,14 @@ def _balls(samples: list, h: int, A, prec: int):
             c = -(r * Np(z).real) / dD(z).real
             heads.append((r.log(), c))
     return A_ball, heads
+
+
+def block_balls(samples: list, h: int, A, prec: int):
+    """The balls of a type-(h, h) fit through ball samples ``(k, y)`` (and the limit ``A`` when known):
+    ``(A_ball, [(ln r_h, c_h), ...])`` for the form ``A − Σ c_h/(1 + k r_h)``; ``None`` when not
+    resolved at ``prec`` bits, :data:`SINGULAR` when the system is not certified nonsingular,
+    :data:`REFUTED` when a pole is proved not to be a negative real."""
+    return _balls(samples, h, A, prec)
 
 
 class _Fit:

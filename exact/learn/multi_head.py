@@ -78,6 +78,8 @@ from ..numbers import format_rational
 from .details import Comparison, Details
 from .driver import DEFAULT_CHECKS, Run, oracle_dimension
 from .kkg_block import BlockFit, block_sequences, certified_equals, identify_block, model_block, symbolic_equals
+from .kkg_pairs import (FewerPoles, identify_pair, label_scale, model_pair, pair_certified_equals, pair_sequences,
+                        pair_symbolic_equals)
 from .multi_head_float import learn_float
 from .result import LearnResult
 
@@ -85,14 +87,16 @@ __all__ = [
     "learn_multi_head",
     "paper_query_count",
     "fast_query_count",
+    "pairs_query_count",
     "lower_bound",
     "Probes",
     "METHODS",
     "SPEC",
     "FAST_SPEC",
+    "PAIRS_SPEC",
 ]
 
-METHODS = ("paper", "fast")
+METHODS = ("paper", "fast", "pairs")
 
 #: Probe entries are k / 2^PROBE_BITS with |k| <= 2^PROBE_BITS: a degenerate draw (two heads
 #: with one score in a block, a value orthogonal to a direction) has probability about
@@ -131,6 +135,22 @@ def fast_query_count(d: int, H: int, biases: bool = False) -> int:
     (506, 1017, 562)
     """
     return (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (_groups(d, biases) - 1)
+
+
+def pairs_query_count(d: int, H: int, biases: bool = False) -> int:
+    """The pair plan's count on generic instances: group 1 as in the fast plan, then each other group
+    (``d − 1`` of them, ``d`` with biases) in ``⌊d/2⌋`` pair lines of ``2H`` queries, and one block of
+    ``2H − 1`` when d is odd.
+
+    ``(2H + 1) + (4H − 1)(d − 1) + (2H⌊d/2⌋ + (2H − 1)(d mod 2))·(G − 1)``, G the number of groups.
+
+    >>> pairs_query_count(8, 4), fast_query_count(8, 4), lower_bound(8, 4)
+    (338, 506, 288)
+    >>> pairs_query_count(16, 4), lower_bound(16, 4), pairs_query_count(8, 4, biases=True)
+    (1194, 1088, 370)
+    """
+    per_group = 2 * H * (d // 2) + (2 * H - 1) * (d % 2)
+    return (2 * H + 1) + (4 * H - 1) * (d - 1) + per_group * (_groups(d, biases) - 1)
 
 
 def lower_bound(d: int, H: int, biases: bool = False) -> int:
@@ -201,8 +221,9 @@ class _Degenerate(Exception):
 class _OracleBlocks:
     """Blocks asked of the oracle through the run, fitted and confirmed exactly."""
 
-    def __init__(self, run: Run, H: int, equals, prec: int, max_prec: int):
+    def __init__(self, run: Run, H: int, equals, prec: int, max_prec: int, pair_equals=pair_certified_equals):
         self.run, self.H, self.equals, self.prec, self.max_prec = run, H, equals, prec, max_prec
+        self.pair_equals = pair_equals
         self.blocks = 0
         self.bits = 0
 
@@ -217,6 +238,20 @@ class _OracleBlocks:
         self.bits = max(self.bits, fit.prec)
         y0 = next((a for k, a in zip(ks, answers) if k == 0), None)
         return fit, y0
+
+    def pair(self, ua, ub, q, ks, *, A, labels) -> tuple:
+        """A pair line's ``(s_a, s_b)`` per labelled head (:mod:`exact.learn.kkg_pairs`)."""
+        ks = list(ks)
+        seqs = pair_sequences(ua, ub, q, ks)
+        self.run.require(len(seqs), f"pair line {self.blocks + 1}")
+        answers = self.run.ask(seqs)
+        try:
+            got = identify_pair(list(zip(ks, answers)), labels, A=A, H=self.H, equals=self.pair_equals,
+                                prec=self.prec, max_prec=self.max_prec)
+        except FewerPoles as e:
+            raise _Degenerate(str(e)) from None
+        self.blocks += 1
+        return got
 
 
 class _TooLong(Exception):
@@ -241,6 +276,17 @@ class _ModelBlocks:
         self.blocks += 1
         return model_block(self.model, u, q), None  # known samples only feed an oracle's fits
 
+    def pair(self, ua, ub, q, ks, *, A, labels) -> tuple:
+        ks = list(ks)
+        if self.limit is not None and len(self.sequences) + len(ks) > self.limit:
+            raise _TooLong
+        self.sequences += pair_sequences(ua, ub, q, ks)
+        self.blocks += 1
+        try:
+            return model_pair(self.model, ua, ub, q, labels)
+        except FewerPoles as e:
+            raise _Degenerate(str(e)) from None
+
 
 # -- the plan ----------------------------------------------------------------------------------
 
@@ -251,6 +297,7 @@ class _Stats:
     cross_links: int = 0
     fallback_groups: int = 0
     redraws: int = 0
+    pair_lines: int = 0
 
 
 def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) -> tuple[list, Fraction]:
@@ -266,7 +313,7 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
     biased = probes.q0 is not None
     M = QMatrix.from_rows(w)  # rows w_i: s(w_i) = w_iᵀa for a = W_h q
     Minv = M.inv()
-    fast = method == "fast"
+    fast = method in ("fast", "pairs")  # the pair plan's group 1 and fallbacks are the fast plan's
     two_h = 2 * H
 
     def solve_w(values) -> tuple:
@@ -312,6 +359,12 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
     for g in range(1, groups):
         qg = q[g]
         y0g = known(qg)
+        if method == "pairs":
+            got = _pair_group(blocks, qg, w, v, known, y0g, H, stats)
+            if got is not None:
+                for j in range(m):
+                    s_of[j][g] = got[j]
+                continue
         ks = range(1, two_h) if fast else range(1, two_h + 1)
         predicted = [[_dot(w[i], v[j]) for j in range(m)] for i in range(d)]
         named = fast and all(len(set(row)) == m and all(row) for row in predicted)
@@ -360,6 +413,50 @@ def _plan(blocks, d: int, H: int, method: str, probes: Probes, stats: _Stats) ->
         else:
             heads.append(SingleHead(WC, v[j]))
     return heads, b
+
+
+def _pair_group(blocks, qg, w, v, known, y0g, H: int, stats: _Stats) -> list | None:
+    """A group in pair lines: directions ``(w_a, w_b)`` two at a time, ``w_b`` scaled by ``2^{-j}`` so
+    that the residues name the heads (:func:`~exact.learn.kkg_pairs.label_scale`; either direction
+    may take the label's role), and the last direction of an odd d in a block named by its residues.
+    Per head, the scores ``s_h(w_i, q_g)`` for every i; ``None`` (asking nothing) when some pair has
+    no label scale or the last block no distinct nonzero residues."""
+    d, m = len(w), len(v)
+    lines = []
+    for a in range(0, d - 1, 2):
+        b = a + 1
+        ca = [_dot(w[a], vj) for vj in v]
+        cb = [_dot(w[b], vj) for vj in v]
+        j = label_scale(ca, cb)
+        if j is None:  # the other direction in the label's role
+            a, b, ca, cb = b, a, cb, ca
+            j = label_scale(ca, cb)
+            if j is None:
+                return None
+        eps = Fraction(1, 1 << j)
+        lines.append((a, b, eps, [(x, eps * y) for x, y in zip(ca, cb)]))
+    last = [_dot(w[d - 1], vj) for vj in v] if d % 2 else None
+    if last is not None and not (len(set(last)) == m and all(last)):
+        return None
+    scores: list[list] = [[None] * d for _ in range(m)]
+    for a, b, eps, labels in lines:
+        ua = _add(qg, w[a])
+        ub = _add(qg, tuple(eps * x for x in w[b]))
+        got = blocks.pair(ua, ub, qg, range(2 * H), A=known(ua), labels=labels)
+        stats.pair_lines += 1
+        for j in range(m):
+            scores[j][a], scores[j][b] = got[j][0], got[j][1] / eps
+    if last is not None:
+        u = _add(qg, w[d - 1])
+        fit, _ = blocks.block(u, qg, range(1, 2 * H), extra=[(0, y0g)], A=known(u))
+        if len(fit.heads) != m:
+            raise _Degenerate(f"a block shows {len(fit.heads)} heads, another {m}")
+        by_c = {c: s for s, c in fit.heads}
+        if set(by_c) != set(last):
+            raise _Degenerate("a block's residues are not the predicted ones")
+        for j in range(m):
+            scores[j][d - 1] = by_c[last[j]]
+    return [tuple(row) for row in scores]
 
 
 def _label_group(blocks, fits, qg, w, known, y0, n_link: int, H: int, stats: _Stats) -> list:
@@ -536,15 +633,16 @@ def learn_multi_head(
         seed = secrets.randbits(63)
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**64:
         raise InvalidArgument(f"seed: expected an integer in [0, 2^64) or None, got {seed!r}")
-    spec = SPEC if method == "paper" else FAST_SPEC
-    count = paper_query_count(d, H, biases) if method == "paper" else fast_query_count(d, H, biases)
+    spec = {"paper": SPEC, "fast": FAST_SPEC, "pairs": PAIRS_SPEC}[method]
+    count = {"paper": paper_query_count, "fast": fast_query_count, "pairs": pairs_query_count}[method](d, H, biases)
     run = Run(spec, oracle, mode="float" if floating else mode, prec=prec, max_prec=max_prec,
               queries=None if floating else count, certify=certify, checks=checks, check_seed=check_seed)
     if floating:
         return _learn_float(run, d, H, seed, biases)
-    equals = symbolic_equals if run.arith.name == "symbolic" else certified_equals
+    symbolic = run.arith.name == "symbolic"
+    equals = symbolic_equals if symbolic else certified_equals
     with run:
-        blocks = _OracleBlocks(run, H, equals, prec, max_prec)
+        blocks = _OracleBlocks(run, H, equals, prec, max_prec, pair_symbolic_equals if symbolic else pair_certified_equals)
         found, stats = _run_plan(blocks, d, H, method, seed, biases)
         model = canonical_form(found)
         if certify:
@@ -562,7 +660,8 @@ def learn_multi_head(
             fast_count=fast_query_count(d, H, biases), lower_bound=lower_bound(d, H, biases), blocks=blocks.blocks,
             links=stats.links,
             cross_links=stats.cross_links, fallback_groups=stats.fallback_groups, redraws=stats.redraws, seed=seed,
-            block_precision=blocks.bits, biases=biases,
+            block_precision=blocks.bits, biases=biases, pairs_count=pairs_query_count(d, H, biases),
+            pair_lines=stats.pair_lines,
         )
         return run.finish(model, conditions=conditions, details=details)
 
@@ -598,12 +697,15 @@ class MultiHeadDetails(Details):
     rows_dropped: int | None = None
     readings_aside: int | None = None
     row_scale: float | None = None
+    pairs_count: int | None = None
+    pair_lines: int = 0
 
     def rows(self, result) -> list:
         if self.method == "sweep":
             return [("lines", f"{self.blocks} two-token lines ({self.lines_refused} refused, {self.links} on link rows; "
                               f"{self.rows_dropped} rows dropped, {self.readings_aside} slope readings set aside; row length {self.row_scale:.3g}; seed {self.seed})")]
-        out = [("blocks", f"{self.blocks} ({_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
+        pairs = f"{_n(self.pair_lines, 'pair line')}, " if self.method == "pairs" else ""
+        out = [("blocks", f"{self.blocks} ({pairs}{_n(self.links, 'in-group link')}, {_n(self.cross_links, 'cross link')}, "
                           f"{_n(self.fallback_groups, 'group')} fell back to links, {_n(self.redraws, 'probe redraw')}; "
                           f"seed {self.seed})")]
         if self.condition is not None:
@@ -642,10 +744,11 @@ class MultiHeadDetails(Details):
 
 def _count_text(result) -> str:
     d = result.details
+    pairs = f", pairs on generic instances {d.pairs_count}" if d.method == "pairs" else ""
     if d.biases:
-        return (f"with biases: paper 4H(d² + d) − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}, "
-                f"parameters H(d² + 2d) + 1 = {d.lower_bound}; H = {d.heads_bound}")
-    return (f"paper 4Hd² − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}, parameters "
+        return (f"with biases: paper 4H(d² + d) − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}"
+                f"{pairs}, parameters H(d² + 2d) + 1 = {d.lower_bound}; H = {d.heads_bound}")
+    return (f"paper 4Hd² − 2H + 1 = {d.paper_count}, fast on generic instances {d.fast_count}{pairs}, parameters "
             f"H(d² + d) = {d.lower_bound}; H = {d.heads_bound}")
 
 
@@ -799,4 +902,10 @@ FAST_SPEC = (_spec(
     "beyond [KKG26]: the canonical form, blocks matched on their residues: about half the paper's queries",
     fast_query_count, "(2H+1) + 2H(d−1) + (2H−1)(d² − 1)",
 ))
-SPECS = (SPEC, FAST_SPEC)
+PAIRS_SPEC = (_spec(
+    "pairs", "multi-head-pairs",
+    "beyond [KKG26]: the canonical form, two scores per head from each line of 2H answers (pair lines "
+    "labelled by their residues): about 1.2× the parameter count",
+    pairs_query_count, "(2H+1) + (4H−1)(d−1) + (2H⌊d/2⌋ + (2H−1)(d mod 2))(d−1)",
+))
+SPECS = (SPEC, FAST_SPEC, PAIRS_SPEC)
