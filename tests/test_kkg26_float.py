@@ -231,3 +231,31 @@ def test_two_heads_in_d_1_are_not_returned_as_one():
     truth = MultiHead([([["3/4"]], [1]), ([["-3/8"]], [2])], d=1)
     with pytest.raises(PrecisionInsufficient, match="no pilot line"):
         learn_multi_head(FloatOracle(truth), heads=1, mode="float", seed=0)
+
+
+def _bump_model(seed: int, big: float = 1e4, dw: float = 1.0) -> MultiHead:
+    """Two heads of large W (about ``big``) and opposite v whose W differ by O(dw), and one ordinary
+    head: on every line the pair makes a bump narrower than the line's sampling."""
+    g = np.random.default_rng(seed)
+    A, B, D = g.normal(size=(2, 2)), g.normal(size=(2, 2)), g.normal(size=(2, 2))
+    v, v3 = g.normal(size=2), g.normal(size=2)
+
+    def head(W, v):
+        return ([[Fraction(float(x)) for x in r] for r in W], [Fraction(float(x)) for x in v])
+
+    return MultiHead([head(big * A, v), head(big * A + dw * D, -v), head(B, v3)], d=2)
+
+
+def test_heads_no_sample_shows_are_stated_when_fewer_heads_than_the_bound_come_back():
+    """A pair of cancelling heads whose steps fall between every line's samples leaves every answer
+    asked as it would be without them (found by an adversarial review): no finite sampling excludes
+    it, so a result with fewer heads than the bound says so; with the bound met there is no room."""
+    from exact.learn.multi_head import hidden_heads
+
+    truth = _bump_model(0)
+    assert canonical_form(truth).H == 3
+    r = learn_multi_head(FloatOracle(truth), heads=3, mode="float", seed=1, check_seed=0)
+    assert r.model.H == 1 and hidden_heads(1, 3) in r.assumptions  # the pair is missing, and that is said
+    assert "up to 2 more heads that no sampled answer shows" in hidden_heads(1, 3)
+    full = learn_multi_head(FloatOracle(MultiHead.random(2, 2, seed=1)), heads=2, mode="float", seed=1, check_seed=0)
+    assert full.model.H == 2 and not any("no sampled answer shows" in a for a in full.assumptions)

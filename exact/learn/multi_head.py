@@ -776,9 +776,12 @@ def _learn_float(run: Run, d: int, H: int, seed: int, biases: bool) -> LearnResu
             ) from None
     # float answers cannot rule out heads no line resolved (or near-equal ones), so the class a float
     # result is learned in is always stated
-    merged = (f"heads whose (W, c) differ by less than about {found.merge:.1g} may come back merged as one head (the "
-              "sum of their v): float answers see such a split only at second order")
-    stated = tuple(a for a in (_unchecked(conditions)[0], FLOAT_RESOLUTION, merged) if a not in result.assumptions)
+    merged = (f"heads whose (W, c) differ by less than about {found.merge:.1g} (for heads the size of those found) may "
+              "come back merged as one head (the sum of their v, none when their v cancel): float answers see such a "
+              "split only at second order")
+    hidden = () if model.H >= H else (hidden_heads(model.H, H),)
+    stated = tuple(a for a in (_unchecked(conditions)[0], FLOAT_RESOLUTION, merged, *hidden)
+                   if a not in result.assumptions)
     return dataclasses.replace(result, assumptions=result.assumptions + stated)
 
 
@@ -790,6 +793,18 @@ FLOAT_RESOLUTION = (
     "in at least d rows, to determine its W by least squares; a head no line resolved, or heads near-equal within the answers' errors, are not "
     "excluded by the answers)"
 )
+
+
+def hidden_heads(found: int, H: int) -> str:
+    """What a float result with fewer canonical heads than its bound cannot exclude: more heads, up to the
+    bound, that no sample shows.  A line is sampled at finitely many points, so two heads whose steps
+    nearly coincide on every line and whose heights cancel (large W, opposite v: a bump narrower than
+    the sampling) leave every answer the learner asked as it would be without them.  With as many
+    heads found as the bound allows there is no room for them."""
+    return (f"{found} canonical head{'' if found == 1 else 's'} found within the bound H = {H}: up to {H - found} more "
+            "heads that no sampled answer shows are not excluded (steps too small, or steps that fall between the "
+            "samples of every line: for instance two heads of large W with cancelling v make a bump narrower than a "
+            "line's sampling)")
 
 
 def _rederive(model, conditions, method: str, limit: int | None = None) -> list | str:
