@@ -15,8 +15,10 @@ Examples
 (12, 'd² + d')
 >>> LOW_RANK(d=64, r=4), LOW_RANK_FOUND(d=64, r=4), CS(d=8, r=2, C=3.5)
 (560, 620, 120)
->>> KKG_PAPER(d=8, H=4), KKG_FAST(d=8, H=4), FFN(d=8, m=8), TRANSFORMER(d=4, q_ffn=50)
-(1017, 506, 166, 90)
+>>> KKG_PAPER(d=8, H=4), KKG_FAST(d=8, H=4), KKG_PAIRS(d=8, H=4), KKG_LOWER(d=8, H=4)
+(1017, 506, 338, 288)
+>>> FFN(d=8, m=8), TRANSFORMER(d=4, q_ffn=50)
+(166, 90)
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from dataclasses import dataclass, field
 
 __all__ = [
     "Count", "Formula", "SINGLE_HEAD", "LOW_RANK", "LOW_RANK_FOUND", "LOW_RANK_BIASED", "CS", "CS_MEASUREMENTS", "NOISY", "REFINE", "KKG_PAPER",
-    "KKG_FAST", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "FFN_BIASED", "TRANSFORMER", "TRANSFORMER_BIASED", "ZERO_V", "BIASED", "BIASED_ZERO_V",
+    "KKG_FAST", "KKG_PAIRS", "KKG_PAIRS_BIASED", "KKG_LOWER", "KKG_BIASED", "KKG_FAST_BIASED", "KKG_LOWER_BIASED", "FFN", "FFN_BIASED", "TRANSFORMER", "TRANSFORMER_BIASED", "ZERO_V", "BIASED", "BIASED_ZERO_V",
 ]
 
 
@@ -124,6 +126,12 @@ KKG_PAPER = Formula("4Hd² − 2H + 1", lambda d, H: 4 * H * d * d - 2 * H + 1, 
 KKG_FAST = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H − 1)d(d − 1)",
                    lambda d, H: (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * (d - 1),
                    "SPEC 3.7 (beyond)")
+#: The pair plan (docs/multi-head.md, beyond), generic instances: group 1 as in the fast plan, then each
+#: of the other d − 1 groups in ⌊d/2⌋ pair lines of 2H samples and, for odd d, one block of 2H − 1.
+KKG_PAIRS = Formula("(2H + 1) + (4H − 1)(d − 1) + (2H⌊d/2⌋ + (2H − 1)(d mod 2))(d − 1)",
+                    lambda d, H: (2 * H + 1) + (4 * H - 1) * (d - 1)
+                    + (2 * H * (d // 2) + (2 * H - 1) * (d % 2)) * (d - 1),
+                    "docs/multi-head.md (beyond)")
 #: The parameter count of H heads: no plan reading one number per query does with fewer.
 KKG_LOWER = Formula("H(d² + d)", lambda d, H: H * (d * d + d), "SPEC 3.7")
 #: Heads with biases (docs/biases.md, beyond): one more group of final tokens (d + 1 affinely independent
@@ -133,6 +141,11 @@ KKG_BIASED = Formula("4H(d² + d) − 2H + 1", lambda d, H: 4 * H * (d * d + d) 
 KKG_FAST_BIASED = Formula("(2H + 1) + 2H(d − 1) + (2H − 1)(d − 1) + (2H − 1)d²",
                           lambda d, H: (2 * H + 1) + 2 * H * (d - 1) + (2 * H - 1) * (d - 1) + (2 * H - 1) * d * d,
                           "docs/biases.md (beyond)")
+#: The pair plan with biases, generic instances: d other groups.
+KKG_PAIRS_BIASED = Formula("(2H + 1) + (4H − 1)(d − 1) + (2H⌊d/2⌋ + (2H − 1)(d mod 2))d",
+                           lambda d, H: (2 * H + 1) + (4 * H - 1) * (d - 1)
+                           + (2 * H * (d // 2) + (2 * H - 1) * (d % 2)) * d,
+                           "docs/multi-head.md (beyond)")
 #: The parameter count of H heads with biases: (W_h, c_h, v_h) per head and one b.
 KKG_LOWER_BIASED = Formula("H(d² + 2d) + 1", lambda d, H: H * (d * d + 2 * d) + 1, "docs/biases.md (beyond)")
 #: The ReLU FFN learner (SPEC 3.6): the bound a run stays within, its verification included.

@@ -121,7 +121,7 @@ THEOREMS: dict[str, Theorem] = {t.key: t for t in (
             "noisy.md"),
     Theorem("7.1", "Proposition 7.1 [BSHK26]: non-identifiable multi-head parameterisations", (),
             "exact.verify.multihead:multihead_claims", "multi-head.md"),
-    Theorem("kkg", "[KKG26]: the canonical multi-head form, exactly", ("multi-head", "multi-head-fast"),
+    Theorem("kkg", "[KKG26]: the canonical multi-head form, exactly", ("multi-head", "multi-head-fast", "multi-head-pairs"),
             "exact.verify.kkg:kkg_claims", "multi-head.md",
             CorpusFamily("multi-head", ("heads",), ("heads",), lambda d, h: KKG_PAPER(d=d, H=h["heads"]),
                          "4*H*d^2 - 2*H + 1", "exact",

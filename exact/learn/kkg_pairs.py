@@ -151,9 +151,15 @@ def model_pair(model, ua, ub, q, labels) -> tuple:
         g = [sum((x * y for x, y in zip(row, q) if x and y), Fraction(ci)) for row, ci in zip(h.W, h.c)]
         found[(dot(wa, h.v), dot(wb, h.v))] = (dot(wa, g), dot(wb, g))
     try:
-        return tuple(found[(Fraction(ca), Fraction(cb))] for ca, cb in labels)
+        scores = tuple(found[(Fraction(ca), Fraction(cb))] for ca, cb in labels)
     except KeyError:
         raise FewerPoles("a pair line's labels are not the model's heads") from None
+    # two heads with one pole R = e^{s_a}/(1 + e^{s_b}) merge on the line, as the oracle's fit would show
+    for i, (sa, sb) in enumerate(scores):
+        for sa2, sb2 in scores[:i]:
+            if ExpPoly([(1, sa), (1, sa + sb2)]) == ExpPoly([(1, sa2), (1, sa2 + sb)]):
+                raise FewerPoles("two heads share a pair line's pole")
+    return scores
 
 
 def pair_certified_equals(answer, value: PairCandidate) -> bool:

@@ -13,7 +13,8 @@ from ..oracles import ExactOracle, FloatOracle
 from .budget import pick
 from .cases import BoundedHeadsCase, HeadsCase, SweepCase
 from .core import Claim, Instance, Verdict, conditions
-from .formulas import KKG_BIASED, KKG_FAST, KKG_FAST_BIASED, KKG_LOWER, KKG_LOWER_BIASED, KKG_PAPER
+from .formulas import (KKG_BIASED, KKG_FAST, KKG_FAST_BIASED, KKG_LOWER, KKG_LOWER_BIASED, KKG_PAIRS, KKG_PAIRS_BIASED,
+                       KKG_PAPER)
 
 __all__ = ["kkg_claims"]
 
@@ -65,6 +66,26 @@ def _fast_check(case: HeadsCase) -> Verdict:
                                        f"lower bound H(d² + d) = {KKG_LOWER(d=d, H=H)}"
                                        + (f", {fallback} group(s) fell back to links" if fallback else "")),
                    {"d": d, "H": H, "plan": "fast", "paper": paper})
+
+
+def _pairs_check(case: HeadsCase) -> Verdict:
+    """The pair plan: exact, at its count on generic instances (at most the paper's where a group fell back),
+    and within 1.5× the parameter count wherever it ran without fallback."""
+    biased = case.model.biased
+    r, counted, exact, why = _run(case, "multi-head-pairs", **({"biases": True} if biased else {}))
+    d, H = case.model.d, case.heads
+    pairs, paper = (KKG_PAIRS_BIASED, KKG_BIASED) if biased else (KKG_PAIRS, KKG_PAPER)
+    lower = (KKG_LOWER_BIASED if biased else KKG_LOWER)(d=d, H=H)
+    fallback = r.details["fallback_groups"] or r.details["redraws"] or r.details["pair_lines"] < (d // 2) * (
+        d if biased else d - 1)
+    if not fallback:
+        count = pairs.check(counted, reported=r.queries, longest=r.max_length, longest_expected=2 * H + 1, d=d, H=H)
+    else:
+        count = paper.check(counted, reported=r.queries, at_most=True, longest=r.max_length,
+                            longest_expected=2 * H + 1, d=d, H=H)
+    return Verdict(exact, count, why, f"{r.queries} queries = {r.queries / lower:.2f}× the parameter count {lower}"
+                   + (", a group fell back to names or links" if fallback else ""),
+                   {"d": d, "H": H, "plan": "pairs", "lower": lower})
 
 
 def _biased_check(learner: str, mode: str | None = None):
@@ -204,6 +225,14 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
         if (H == 1 and name in ("", " zero-v")) or (H > 1 and (not name or H == 2 + (d + len(name)) % 3))
     )
     biased_fast = tuple(i for i in biased if i.case.heads in (2, 3) and i.case.model.d <= 3)
+    pairs = tuple(
+        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H + 2, **flags), H, d))
+        for d in dims[:3]
+        for H in (2, 3)
+        for name, flags in _FLAGS.items()
+        if name in ("", " shared-v")
+    ) + tuple(Instance(f"biases {i.name}", i.case) for i in biased
+              if i.case.heads == 2 and i.case.model.d <= 3 and "shared" not in i.name)
     biased_symbolic = tuple(i for i in biased if i.case.heads == 2 and i.case.model.d <= 2)
     return [
         Claim("KKG26: canonical form exactly, 4Hd² − 2H + 1 queries of length <= 2H + 1", paper, _paper_check),
@@ -219,4 +248,6 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
         Claim("KKG26 with biases (beyond): symbolic mode", biased_symbolic, _biased_check("multi-head", "symbolic")),
         Claim("KKG26 with biases (beyond): the bias-free plan refuses them, a certificate cannot drop them",
               tuple(i for i in biased if i.case.heads == 2)[:3], _biased_refusal_check, counts=False),
+        Claim("KKG26 (beyond): pair plan exact at its count (two scores per head a line), names or links only for "
+              "shared v", pairs, _pairs_check),
     ]
