@@ -2,7 +2,8 @@
 non-identifiable multi-head parameterisations of Proposition 7.1 [BSHK26].
 
 One module per result: :mod:`~proofs.logit`, :mod:`~proofs.oddness`,
-:mod:`~proofs.transformer`, :mod:`~proofs.token_copy`, :mod:`~proofs.lemma_a1`, :mod:`~proofs.biases`,
+:mod:`~proofs.transformer`, :mod:`~proofs.token_copy`, :mod:`~proofs.pair_line`, :mod:`~proofs.lemma_a1`,
+:mod:`~proofs.biases`,
 :mod:`~proofs.constructions` and :mod:`~proofs.multihead`.  Every exponential
 e^{s} becomes a positive symbol through :mod:`~proofs.expsymbols` only.  This
 package never imports :mod:`exact`; numeric multi-head models are duck-typed.
@@ -26,6 +27,7 @@ from proofs.multihead import (
 )
 from proofs.oddness import prove_attention_oddness
 from proofs.token_copy import prove_token_copy
+from proofs.pair_line import prove_pair_line
 from proofs.transformer import prove_transformer_odd_part
 from proofs.inversion import prove_transformer_inversion
 
@@ -36,6 +38,7 @@ __all__ = [
     "prove_transformer_odd_part",
     "prove_transformer_inversion",
     "prove_token_copy",
+    "prove_pair_line",
     "prove_lemma_a1",
     "prove_bias_normal_form",
     "prove_equivalent",

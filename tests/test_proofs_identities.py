@@ -238,3 +238,29 @@ def test_the_inversion_fails_without_the_inverse():
     assert not proof.verified
     failed = [k for k, ok in proof.details["checks"].items() if not ok]
     assert failed and all(k.startswith("residual") for k in failed)
+
+
+# --------------------------------------------------------------------------- pair line
+
+
+def test_the_pair_line_identity_and_its_residue_interval_are_proved():
+    from proofs import prove_pair_line
+
+    proof = prove_pair_line(heads=(1, 2))
+    assert proof.verified and proof.details["heads"] == [1, 2]
+    for h in (1, 2):
+        for what in ("per head", "sum over heads", "rational type", "residue interval", "inversion",
+                     "explicit sequences"):
+            assert proof.details["checks"][f"{what} for H={h}"] is True
+
+
+def test_a_false_pair_line_pole_is_not_proved():
+    """R_h = r_h/t_h instead of r_h/(1 + t_h): the identity, the inversion and the explicit sequences fail."""
+    from proofs import prove_pair_line
+
+    proof = prove_pair_line(heads=(1,), pole=lambda r, t: r / t)
+    checks = proof.details["checks"]
+    assert not proof.verified
+    assert not checks["per head for H=1"] and not checks["explicit sequences for H=1"] and not checks["inversion for H=1"]
+    with pytest.raises(ValueError):
+        prove_pair_line(heads=(0,))

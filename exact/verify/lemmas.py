@@ -100,6 +100,9 @@ def lemma_claims(*, budget: str = "standard") -> list[Claim[ProofCase]]:
          "composition", "symbolic families; every d, N, H (Coq)",
          ProofCase("prove_families", dims=dims[:2], heads=(2,),
                    coq=("multihead.F_canon", "multihead.same_canon_same_map", "multihead.combination_family"))),
+        ("Pair line: f([u_a,…,u_a,u_b,q]) = A − Σ C_h/(1 + k R_h), the residue between ca_h and ca_h − cb_h",
+         "H heads, symbolic k", ProofCase("prove_pair_line", heads=pick(budget, quick=(1,), standard=(1, 2),
+                                                                         full=(1, 2, 3)))),
     )
     return [Claim(name, (Instance(what, case),), _proof_check, counts=False,
                   needs=None if case.prover else _coqc_missing) for name, what, case in table]
