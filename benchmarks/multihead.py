@@ -1,12 +1,14 @@
-"""Benchmark: canonical multi-head recovery [KKG26] (SPEC §3.7), the paper's plan and the fast one.
+"""Benchmark: canonical multi-head recovery [KKG26] (SPEC §3.7), the paper's plan, the fast one and the pairs.
 
-``run`` rows: for every (d, H), seed and plan (``paper``, ``fast``), a random model with H
+``run`` rows: for every (d, H), seed and plan (``paper``, ``fast``, ``pairs``), a random model with H
 heads (``MultiHead.random(d, H, seed=seed)``, entries on ``rational:7`` up to ±2) is learned
 from ``ExactOracle`` in certified mode; the row records whether the result ``==`` the
 model's canonical form, the queries (counted by the oracle, verification queries apart),
-the paper's count 4Hd² − 2H + 1, the fast plan's generic count, the lower bound H(d² + d),
-the longest sequence and the seconds.  ``ratio`` rows give, per (d, H), the median
-fast/paper query ratio and the median paper/fast time ratio, both measured in this run.
+the paper's count 4Hd² − 2H + 1, the fast and pair plans' generic counts, the lower bound
+H(d² + d), the longest sequence and the seconds.  ``ratio`` rows give, per (d, H), the median
+fast/paper and pairs/paper query ratios, pairs over H(d² + d), and the median paper/fast and
+paper/pairs time ratios, all measured in this run.  ``counts`` rows set the four counts side by
+side at the speed shapes, with the pair plan's ratio to the parameter count (target <= 1.5).
 A ``median`` row gives the median fast/paper query ratio over the whole sweep (target
 <= 0.6).  ``speed`` rows time the two acceptance shapes (8, 4) and (16, 4), certified, with
 their targets (10 s and 60 s).  ``symbolic`` rows time symbolic mode on small shapes.
@@ -41,10 +43,12 @@ import numpy as np  # noqa: E402
 from exact import ExactOracle, MultiHead, learn_multi_head  # noqa: E402
 from exact.canonical import canonical_form  # noqa: E402
 from exact.errors import PrecisionInsufficient  # noqa: E402
-from exact.learn.multi_head import fast_query_count, lower_bound, paper_query_count  # noqa: E402
+from exact.learn.multi_head import fast_query_count, lower_bound, pairs_query_count, paper_query_count  # noqa: E402
 from exact.oracles import FloatOracle  # noqa: E402
 
 BENCH = "multihead"
+METHODS = ("paper", "fast", "pairs")
+COUNT = {"paper": "paper_count", "fast": "fast_count", "pairs": "pairs_count"}
 SPEED_TARGET = {(8, 4): 10.0, (16, 4): 60.0}
 
 
@@ -65,7 +69,8 @@ def learn(model: MultiHead, H: int, method: str, seed: int, mode: str = "certifi
     return {"d": d, "H": H, "seed": seed, "method": method, "mode": mode, "biases": biases,
             "exact": r.exact and r.model == canonical_form(model), "canonical_heads": r.model.H,
             "queries": oracle.count - r.verification_queries, "paper_count": paper_query_count(d, H, biases),
-            "fast_count": fast_query_count(d, H, biases), "lower_bound": lower_bound(d, H, biases),
+            "fast_count": fast_query_count(d, H, biases), "pairs_count": pairs_query_count(d, H, biases),
+            "lower_bound": lower_bound(d, H, biases),
             "max_length": r.max_length,
             "fallback_groups": r.details["fallback_groups"], "redraws": r.details["redraws"], "seconds": seconds}
 
@@ -102,6 +107,7 @@ def main(argv=None) -> int:
     p.add_argument("--heads", type=int, nargs="*", default=[2, 3, 4])
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--no-speed", action="store_true", help="skip the (8, 4) and (16, 4) timings")
+    p.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS), help="the plans to run")
     p.add_argument("--biases", action="store_true", help="only the biased rows: heads with biases against the same "
                    "heads without, over the sweep (and (8, 4) unless --no-speed)")
     args = p.parse_args(argv)
@@ -115,11 +121,11 @@ def main(argv=None) -> int:
         shapes = [(d, H) for d in args.dims for H in args.heads] + ([] if args.no_speed else [(8, 4)])
         for d, H in shapes:
             for seed in range(args.seeds):
-                for method in ("paper", "fast"):
+                for method in args.methods:
                     free = learn(MultiHead.random(d, H, seed=seed), H, method, seed)
                     row = learn(MultiHead.random(d, H, seed=seed, biases=True), H, method, seed, biases=True)
                     emit({"row": "biased", **row, "count_met": row["queries"] == row["paper_count"]
-                          if method == "paper" else row["queries"] <= row["fast_count"] or row["fallback_groups"] > 0,
+                          if method == "paper" else row["queries"] <= row[COUNT[method]] or row["fallback_groups"] > 0,
                           "bias_free_queries": free["queries"], "bias_free_seconds": free["seconds"],
                           "seconds_over_bias_free": row["seconds"] / max(free["seconds"], 1e-9)})
             progress(f"biased ({d}, {H}) done")
@@ -128,30 +134,45 @@ def main(argv=None) -> int:
     ratios = []
     for d in args.dims:
         for H in args.heads:
-            rows = {"paper": [], "fast": []}
+            rows: dict = {m: [] for m in args.methods}
             for seed in range(args.seeds):
                 model = MultiHead.random(d, H, seed=seed)
-                for method in ("paper", "fast"):
+                for method in args.methods:
                     row = learn(model, H, method, seed)
                     emit({"row": "run", **row})
                     rows[method].append(row)
-            q = statistics.median(f["queries"] / p["queries"] for f, p in zip(rows["fast"], rows["paper"]))
-            s = statistics.median(p["seconds"] / max(f["seconds"], 1e-9) for f, p in zip(rows["fast"], rows["paper"]))
-            ratios += [f["queries"] / p["queries"] for f, p in zip(rows["fast"], rows["paper"])]
-            emit({"row": "ratio", "d": d, "H": H, "fast_over_paper_queries": q, "paper_over_fast_seconds": s,
-                  "all_exact": all(r["exact"] for rs in rows.values() for r in rs),
-                  "paper_count_exact": all(r["queries"] == r["paper_count"] for r in rows["paper"])})
-            progress(f"({d}, {H}): fast/paper queries {q:.3f}")
+            ratio: dict = {"row": "ratio", "d": d, "H": H,
+                           "all_exact": all(r["exact"] for rs in rows.values() for r in rs)}
+            if "paper" in rows:
+                ratio["paper_count_exact"] = all(r["queries"] == r["paper_count"] for r in rows["paper"])
+                for m in ("fast", "pairs"):
+                    if m in rows:
+                        pairs = list(zip(rows[m], rows["paper"]))
+                        ratio[f"{m}_over_paper_queries"] = statistics.median(a["queries"] / b["queries"] for a, b in pairs)
+                        ratio[f"paper_over_{m}_seconds"] = statistics.median(b["seconds"] / max(a["seconds"], 1e-9)
+                                                                             for a, b in pairs)
+                if "fast" in rows:
+                    ratios += [a["queries"] / b["queries"] for a, b in zip(rows["fast"], rows["paper"])]
+            if "pairs" in rows:
+                ratio["pairs_over_lower_queries"] = statistics.median(r["queries"] / r["lower_bound"] for r in rows["pairs"])
+                ratio["pairs_count_met"] = all(r["queries"] == r["pairs_count"] or r["fallback_groups"] > 0
+                                               for r in rows["pairs"])
+            emit(ratio)
+            progress(f"({d}, {H}): " + ", ".join(f"{k} {v:.3f}" for k, v in ratio.items() if k.endswith("queries")))
     if ratios:
         emit({"row": "median", "fast_over_paper_queries": statistics.median(ratios), "target": 0.6,
               "met": statistics.median(ratios) <= 0.6, "instances": len(ratios)})
     if not args.no_speed:
         for (d, H), target in SPEED_TARGET.items():
             model = MultiHead.random(d, H, seed=0)
-            for method in ("paper", "fast"):
+            emit({"row": "counts", "d": d, "H": H, "paper": paper_query_count(d, H), "fast": fast_query_count(d, H),
+                  "pairs": pairs_query_count(d, H), "lower_bound": lower_bound(d, H),
+                  "pairs_over_lower": pairs_query_count(d, H) / lower_bound(d, H), "target": 1.5})
+            for method in args.methods:
                 row = learn(model, H, method, 0)
-                emit({"row": "speed", **row, "target_seconds": target, "met": row["exact"] and row["seconds"] <= target})
-                progress(f"speed ({d}, {H}) {method}: {row['seconds']:.2f} s")
+                emit({"row": "speed", **row, "target_seconds": target, "met": row["exact"] and row["seconds"] <= target,
+                      "count_met": row["queries"] == row[COUNT[method]]})
+                progress(f"speed ({d}, {H}) {method}: {row['seconds']:.2f} s, {row['queries']} queries")
         for d, H in ((2, 2), (3, 3), (5, 4)):
             row = learn(MultiHead.random(d, H, seed=0), H, "paper", 0, mode="symbolic")
             emit({"row": "symbolic", **row})

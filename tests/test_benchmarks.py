@@ -100,11 +100,14 @@ def test_multihead_benchmark_prints_runs_ratios_and_the_median():
     ).stdout
     rows = [json.loads(line) for line in out.splitlines() if line.strip()]
     runs = [r for r in rows if r["row"] == "run"]
-    assert len(runs) == 4 and all(r["exact"] for r in runs)
+    assert len(runs) == 6 and all(r["exact"] for r in runs)
     for r in runs:
-        assert r["queries"] == (r["paper_count"] if r["method"] == "paper" else r["fast_count"])
+        assert r["queries"] == r[f"{r['method']}_count"]
         assert r["max_length"] == 5 and r["lower_bound"] == 2 * (r["d"] ** 2 + r["d"])
-    assert [(r["d"], r["H"]) for r in rows if r["row"] == "ratio"] == [(2, 2), (3, 2)]
+    assert [r["pairs_count"] for r in runs if r["method"] == "pairs"] == [16, 33]
+    ratios = [r for r in rows if r["row"] == "ratio"]
+    assert [(r["d"], r["H"]) for r in ratios] == [(2, 2), (3, 2)]
+    assert all(r["pairs_over_lower_queries"] == r_q for r, r_q in zip(ratios, (16 / 12, 33 / 24)))
     (median,) = [r for r in rows if r["row"] == "median"]
     assert median["instances"] == 2 and median["met"] == (median["fast_over_paper_queries"] <= 0.6)
 
