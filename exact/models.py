@@ -160,7 +160,7 @@ class SingleHead:
         """The token dimension."""
         return len(self.v)
 
-    @property
+    @cached_property
     def biased(self) -> bool:
         """Whether ``c`` or ``b`` is nonzero (a head outside the paper's bias-free class)."""
         return self.b != 0 or any(self.c)
