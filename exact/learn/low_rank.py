@@ -229,6 +229,22 @@ def _unit_triangular(plan: ProbePlan) -> QMatrix:
     return U
 
 
+def _times_U(plan: ProbePlan, M: QMatrix, *, inverse: bool = False) -> QMatrix:
+    """``U M`` (or ``U⁻¹ M``) for the probe matrix ``U = I + σ e_pᵀ`` (rows ``u_k = e_k + σ_k e_p``,
+    ``σ_p = 0``) without forming ``U``: row k of ``M`` plus (minus) ``σ_k`` times row p, in O(d·cols).
+
+    >>> plan = ProbePlan(3, 2, (0, 1, 0))
+    >>> M = QMatrix.from_rows([[1, 2], [3, 4], [5, 6]])
+    >>> _times_U(plan, M) == _unit_triangular(plan) @ M, _times_U(plan, _times_U(plan, M), inverse=True) == M
+    (True, True)
+    """
+    if not any(plan.shifts):
+        return M
+    sign = -1 if inverse else 1
+    sigma = QMatrix.from_columns([[sign * x for x in plan.shifts]], nrows=plan.d)
+    return M + sigma @ M.submatrix([plan.pivot], range(M.shape[1]))
+
+
 def learn_low_rank(
     oracle: Oracle,
     *,
@@ -385,12 +401,13 @@ def learn_low_rank(
                 for jj, j in enumerate(J):
                     Z.set(i, j, ZJ.entry(i, jj))
             # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
-            Y = _unit_triangular(plan).inv() @ T.submatrix(range(d), design.P)
-            W = Y @ T.submatrix(K, design.P).inv() @ Z
+            Y = _times_U(plan, T.submatrix(range(d), design.P), inverse=True)
+            YC = Y @ T.submatrix(K, design.P).inv()
+            W = YC @ Z
         else:
             W = QMatrix.zeros(d, d)
         if biases:
-            c_vec = tuple(to_fraction(x) for x in _unit_triangular(plan).inv().matvec(uc))
+            c_vec = tuple(to_fraction(x) for x in _times_U(plan, QMatrix.from_columns([uc], nrows=d), inverse=True).column(0))
             model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c_vec, to_fraction(b))
         else:
             model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
@@ -399,7 +416,9 @@ def learn_low_rank(
         conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
         if rank is not None:
             conditions["rank"] = rank
-        Kf, Qf = canonical_factors(model._Wmat)
+        # W = (Y C⁻¹) Z with both factors of rank r: W's row space is Z's, so W's reduced row echelon form
+        # is Z's, and K = W[:, pivots]ᵀ (canonical_factors without eliminating the d×d W)
+        Kf, Qf = canonical_factors(model._Wmat) if not r_eff else _factors(YC, Z)
         model.__dict__["rank"] = len(Kf)  # the rank of its row echelon form: no second elimination
         return run.finish(
             model,
@@ -411,6 +430,17 @@ def learn_low_rank(
                          "Q": [[format_rational(x) for x in row] for row in Qf]},
             ),
         )
+
+
+def _factors(YC: QMatrix, Z: QMatrix) -> tuple[tuple, tuple]:
+    """:func:`~exact.canonical.canonical_factors` of ``W = YC·Z`` for ``YC`` (d×r) and ``Z`` (r×d) of rank r:
+    ``Q`` is the reduced row echelon form of ``Z`` (the row space of ``W``) and ``K = W[:, pivots]ᵀ``."""
+    R, rank = Z.rref()
+    n = Z.shape[1]
+    pivots = [next(j for j in range(n) if R.entry(i, j) != 0) for i in range(rank)]
+    Q = R.submatrix(range(rank), range(n)).rows()
+    K = (YC @ Z.submatrix(range(Z.shape[0]), pivots)).T.rows()
+    return K, Q
 
 
 def _read_b_v(run) -> tuple:
@@ -509,10 +539,9 @@ def _check_certificate(model, transcript, conditions) -> str | None:
     if rank is not None and model.rank > rank:
         return f"the model has rank {model.rank}, above the assumed bound r = {rank}"
     plan = ProbePlan.choose(model.v)
-    UW = _unit_triangular(plan) @ model._Wmat
 
     def measure(cols):
-        T = UW @ QMatrix.from_columns(cols)
+        T = _times_U(plan, model._Wmat @ QMatrix.from_columns(cols))
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure)
