@@ -94,10 +94,30 @@ def _sketch(rng: np.random.Generator, d: int) -> list[Fraction]:
             return b
 
 
+class _Basis(list):
+    """The basis vector ``e_j`` as a list of Fractions that knows its ``j`` (probes on it are sparse)."""
+
+    __slots__ = ("j",)
+
+
 def _basis(d: int, j: int) -> list[Fraction]:
-    e = [Fraction(0)] * d
+    e = _Basis([Fraction(0)] * d)
     e[j] = Fraction(1)
+    e.j = j
     return e
+
+
+def _basis_probe(plan: ProbePlan, k: int, b: _Basis, entry: tuple) -> Sequence:
+    """``[e_j + u_k; e_j]`` without a dense pass: the first token has at most three entries (j, k and
+    the pivot), built exactly as :func:`_probes` builds it for any column."""
+    _, row, row_fq, row_int = entry
+    first: dict = {b.j: Fraction(1)}
+    for j, delta in ((k, 1), (plan.pivot, plan.shifts[k])):
+        if delta:
+            first[j] = first.get(j, 0) + delta
+    first_row = tuple((j, Fraction(x)) for j, x in sorted(first.items()) if x)
+    first_fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in first_row)
+    return Sequence._exact(plan.d, (first_row, row), (first_fq, row_fq), (int_row(first_row, plan.d), row_int), None)
 
 
 def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
@@ -111,6 +131,13 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
     cache: dict = {}
     out = []
     for k, b in pairs:
+        if type(b) is _Basis:  # a row probe: e_j is sparse, and so is e_j + u_k
+            entry = cache.get(id(b))
+            if entry is None:
+                row = ((b.j, Fraction(1)),)
+                entry = cache[id(b)] = (b, row, ((b.j, fmpq(1)),), int_row(row, d))
+            out.append(_basis_probe(plan, k, b, entry))
+            continue
         entry = cache.get(id(b))
         if entry is None:
             full = [(j, Fraction(x)) if x else None for j, x in enumerate(b)]
@@ -368,7 +395,8 @@ def learn_low_rank(
             for k, b in pairs:
                 base = base_of.get(id(b))
                 if base is None:
-                    base = base_of[id(b)] = sum((x * y for x, y in zip(v, b) if y), Fraction(0))
+                    base = base_of[id(b)] = (Fraction(v[b.j]) if type(b) is _Basis
+                                             else sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
                 meas.append(Measurement(bias + base, slopes[k]))
             names = [f"{what} #{i}" for i in range(len(pairs))]
             got = run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
