@@ -161,6 +161,18 @@ class QMatrix:
         out = self._m * col
         return [out[i, 0] for i in range(out.nrows())]
 
+    def product_column(self, other: "QMatrix", x: Sequence) -> tuple[list[int], int]:
+        """``self @ (other @ x)`` for an integer vector ``x``, as ``(integers, D)``: the product is
+        ``integers / D``.
+
+        >>> A, Z = QMatrix.from_rows([[1], ["1/2"]]), QMatrix.from_rows([["1/3", 1]])
+        >>> A.product_column(Z, [3, 2])      # A Z x = (3, 3/2)
+        ([6, 3], 2)
+        """
+        col = fmpz_mat(len(x), 1, [int(t) for t in x])
+        num, den = (self._m * (other._m * fmpq_mat(col))).numer_denom()
+        return [int(t) for t in num.entries()], int(den)
+
     def det(self) -> fmpq:
         """The exact determinant of a square matrix."""
         return self._m.det()

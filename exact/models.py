@@ -338,8 +338,14 @@ class SingleHead:
         vint = [x.numerator * (Dv // x.denominator) for x in self.v]
         return Wint, Dw, vint, Dv
 
+    @cached_property
+    def _v_int(self) -> tuple:
+        """``(v_int, D_v)`` with ``v = v_int / D_v``."""
+        Dv = math.lcm(*(x.denominator for x in self.v))
+        return [x.numerator * (Dv // x.denominator) for x in self.v], Dv
+
     def _dense_scores(self, seq) -> tuple[list, list]:
-        _, Dw, vint, Dv = self._int_form
+        vint, Dv = self._v_int
         ints = seq._int_rows
         last = ints[-1]
         w, Dn = self._column(last)
@@ -371,7 +377,7 @@ class SingleHead:
                     sn, cn = sum(map(operator.mul, dense, w)), sum(map(operator.mul, dense, vint))
                 else:
                     sn, cn = sum([x * w[a] for a, x in pairs]), sum([x * vint[a] for a, x in pairs])
-                s[i], c[i] = fmpq(sn, D * Dw * Dn), fmpq(cn, D * Dv)
+                s[i], c[i] = fmpq(sn, D * Dn), fmpq(cn, D * Dv)
                 if row is last:  # the query token recurs in every probe of its column
                     if len(dots) >= 64:
                         dots.pop(next(iter(dots)))
@@ -381,10 +387,12 @@ class SingleHead:
         return s, c
 
     def _column(self, last: tuple) -> tuple:
-        """``(W_int x, D)`` with ``W x_N = W_int x / (D_W D)`` for a query token in integer form.
+        """``(w, D')`` with ``W x_N = w / D'`` (``w`` integers) for a query token in integer form.
 
         Remembered by identity first (probes of one sketch column share their token),
-        then by value; either way the product is computed once per token.
+        then by value; either way the product is computed once per token.  A head that carries
+        exact factors ``W = A·Z`` (``_factors``, set by the low-rank learner on the model it
+        built from them) computes ``A (Z x)`` in flint, in O(d·r) instead of O(d²).
         """
         cache = self.__dict__.setdefault("_columns", {})
         hit = cache.get(id(last))
@@ -395,12 +403,24 @@ class SingleHead:
         by_value = self.__dict__.setdefault("_columns_by_value", {})
         w = by_value.get(key)
         if w is None:
-            Wint = self._int_form[0]
-            if dense is not None:
-                col = [sum(map(operator.mul, row, dense)) for row in Wint]
+            factors = self.__dict__.get("_factors")
+            if factors is not None:
+                A, Z = factors
+                x = [0] * self.d
+                if dense is not None:
+                    x = dense
+                else:
+                    for b, y in pairs:
+                        x[b] = y
+                num, den = A.product_column(Z, x)
+                w = (num, den * D)
             else:
-                col = [sum([row[b] * y for b, y in pairs]) for row in Wint]
-            w = (col, D)
+                Wint, Dw = self._int_form[:2]
+                if dense is not None:
+                    col = [sum(map(operator.mul, row, dense)) for row in Wint]
+                else:
+                    col = [sum([row[b] * y for b, y in pairs]) for row in Wint]
+                w = (col, Dw * D)
             if len(by_value) >= 64:
                 by_value.pop(next(iter(by_value)))
             by_value[key] = w

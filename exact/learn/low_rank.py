@@ -439,6 +439,8 @@ def learn_low_rank(
             model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c_vec, to_fraction(b))
         else:
             model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
+        if r_eff:  # the model evaluates W x as YC (Z x) in its replay: O(d·r) per sketch column, not O(d²)
+            model.__dict__["_factors"] = (YC, Z)
         _remember(design, sent)
 
         conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
