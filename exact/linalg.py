@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
 
-from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat
+from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat, nmod_mat
 
 from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
@@ -203,8 +203,76 @@ class QMatrix:
         R, rank = self._m.rref()
         return [next(j for j in range(R.ncols()) if R[i, j] != 0) for i in range(rank)]
 
+    def independent(self) -> tuple[list[int], list[int]]:
+        """``(rows, cols)``: a nonsingular square submatrix of the largest size, so ``len(cols)`` is the
+        exact rank; the first independent columns, then the first independent rows among those
+        columns, as an exact row echelon form would give them.
+
+        The search runs modulo the prime :data:`PRIME` (an exact rref of a tall matrix of high-height
+        rationals costs seconds at d = 1024), and the answer is then **proved** over ℚ: the minor on
+        ``(rows, cols)`` is invertible (so the rank is at least its size), and every other column is the
+        combination of ``cols`` that the minor's rows determine (so it is at most that).  A prime that
+        divides a denominator, or a reduction that loses rank, fails the proof, and the exact row
+        echelon form answers instead.
+
+        >>> QMatrix.from_rows([[0, 1, 2], [0, 2, 4], [1, 0, 1]]).independent()
+        ([0, 2], [0, 1])
+        """
+        n, m = self.shape
+        if not n or not m:
+            return [], []
+        got = self._independent_mod_p()
+        if got is not None:
+            return got
+        cols = self.pivot_columns()
+        rows = self.submatrix(range(n), cols).T.pivot_columns()
+        return rows, cols
+
+    def _independent_mod_p(self) -> tuple[list[int], list[int]] | None:
+        n, m = self.shape
+        entries = self._m.entries()
+        reduced = []
+        for x in entries:
+            den = int(x.q) % PRIME
+            if not den:
+                return None
+            reduced.append(int(x.p) * pow(den, -1, PRIME) % PRIME)
+        M = nmod_mat(n, m, reduced, PRIME)
+        cols = _pivots(M)
+        sub = nmod_mat(len(cols), n, [reduced[i * m + j] for j in cols for i in range(n)], PRIME)
+        rows = _pivots(sub)
+        minor = self.submatrix(rows, cols)
+        if len(rows) != len(cols) or (cols and minor.det() == 0):
+            return None
+        others = [j for j in range(m) if j not in cols]
+        if others:  # every other column is in the span of cols, exactly
+            if not cols:
+                if any(x != 0 for x in entries):
+                    return None
+                return rows, cols
+            X = minor.inv() @ self.submatrix(rows, others)
+            if self.submatrix(range(n), cols) @ X != self.submatrix(range(n), others):
+                return None
+        return rows, cols
+
     def __repr__(self) -> str:
         return f"QMatrix({[[str(x) for x in r] for r in self.rows()]})"
+
+
+#: The prime of :meth:`QMatrix.independent`'s search (the largest below 2^62).
+PRIME = 4611686018427387847
+
+
+def _pivots(M) -> list[int]:
+    """The pivot columns of an ``nmod_mat``'s reduced row echelon form."""
+    R, rank = M.rref()
+    out, j = [], 0
+    for i in range(rank):
+        while int(R[i, j]) == 0:
+            j += 1
+        out.append(j)
+        j += 1
+    return out
 
 
 class ZMatrix:

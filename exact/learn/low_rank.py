@@ -194,17 +194,18 @@ class _Design:
                     require(d, "one more sketch column")
                 B_cols.append(_sketch(rng, d))
                 T_cols += measure(B_cols[-1:])
-                if QMatrix.from_columns(T_cols).rank() < len(T_cols):  # the new column added nothing
+                if len(QMatrix.from_columns(T_cols).independent()[1]) < len(T_cols):  # the new column added nothing
                     break
         self.plan, self.B_cols = plan, B_cols
         self.T = QMatrix.from_columns(T_cols, nrows=d)  # d × c
-        self.rank = self.T.rank()
-        self.P = self.K = self.J = self.Jc = []
+        # independent columns P of T (and of Y = U⁻¹T), and rows K with T[K, P] invertible; found modulo a
+        # prime and proved exactly (QMatrix.independent), the first ones, as an exact echelon form gives them
+        self.K, self.P = self.T.independent()
+        self.rank = len(self.P)
+        self.J = self.Jc = []
         if self.rank:
-            self.P = self.T.pivot_columns()  # independent columns of T (and of Y = U⁻¹T)
-            self.K = self.T.submatrix(range(d), self.P).T.pivot_columns()  # rows with T[K, P] invertible
             self.B = QMatrix.from_columns(B_cols)  # d × c
-            self.J = self.B.T.pivot_columns()  # rows with B[J, :] invertible
+            self.J = self.B.independent()[0]  # rows with B[J, :] invertible
             if len(self.J) < len(B_cols):  # pragma: no cover - probability ~ 2^-20 per column
                 raise InvalidArgument(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
             self.Jc = [j for j in range(d) if j not in self.J]
