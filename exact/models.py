@@ -98,6 +98,45 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
     return tuple(to_fraction(q, name=f"{name}[{i}]") for i, q in enumerate(out))
 
 
+class _FactorRows:
+    """The rows of ``W = A·B`` as lists of ``fmpq``, each computed (in flint) when first read and kept:
+    a factored head's sparse probes read a few rows of ``W``, never all d² entries."""
+
+    __slots__ = ("A", "B", "rows")
+
+    def __init__(self, A: QMatrix, B: QMatrix):
+        self.A, self.B, self.rows = A, B, {}
+
+    def __getitem__(self, a: int) -> list:
+        row = self.rows.get(a)
+        if row is None:
+            row = self.rows[a] = (self.A.submatrix([a], range(self.A.shape[1])) @ self.B).entries()
+        return row
+
+    def __len__(self) -> int:
+        return self.A.shape[0]
+
+
+def _factored_size(A: QMatrix, B: QMatrix) -> tuple[int, int] | None:
+    """``(max |W_int|, D_W)`` of ``W = A·B`` from one float64 product of the factors' integer forms, or
+    ``None`` when that product could round (see :meth:`SingleHead._w_size`)."""
+    Ai, Da = A.int_form()
+    Bi, Db = B.int_form()
+    a = max((abs(x) for row in Ai for x in row), default=0)
+    b = max((abs(x) for row in Bi for x in row), default=0)
+    if not a or not b:
+        return 0, 1
+    if A.shape[1] * a * b >= 2**53:
+        return None
+    P = np.asarray(Ai, dtype=np.float64) @ np.asarray(Bi, dtype=np.float64)  # every partial sum < 2^53: exact
+    P = np.abs(P).astype(np.int64)
+    top = int(P.max())
+    if not top:
+        return 0, 1
+    G = math.gcd(int(np.gcd.reduce(P[P != 0])), Da * Db)
+    return top // G, Da * Db // G
+
+
 @dataclass(frozen=True)
 class SingleHead:
     """A single softmax-attention head with exact parameters ``W`` (d×d) and ``v`` (d), and
@@ -177,6 +216,16 @@ class SingleHead:
         obj.__dict__["_Wmat"] = W  # W's Fractions are made on first use (see __getattr__)
         return obj
 
+    @classmethod
+    def _from_factors(cls, A: QMatrix, B: QMatrix, v: tuple, c: tuple | None = None, b: Fraction = _FZERO) -> "SingleHead":
+        """Trusted constructor: exact factors ``A`` (d×r) and ``B`` (r×d) with ``W = A·B``."""
+        obj = cls.__new__(cls)
+        object.__setattr__(obj, "v", tuple(v))
+        object.__setattr__(obj, "c", (_FZERO,) * len(v) if c is None else tuple(c))
+        object.__setattr__(obj, "b", b)
+        obj.__dict__["_factors"] = (A, B)
+        return obj
+
     def __reduce__(self):
         # Rebuilt from its parameters: the cached flint matrices cannot be pickled.
         return (type(self), (self.W, self.v, self.c, self.b))
@@ -192,19 +241,18 @@ class SingleHead:
         # Only reached when normal lookup fails: ``W`` of a learned head is converted from
         # its exact flint matrix on first access (d² Fractions, a large share of a learn's
         # time at d >= 256, and not needed to replay or verify the result).
-        if name == "W" and "_Wmat" in self.__dict__:
-            W = self.__dict__["_Wmat"].rows()
+        if name == "W" and ("_Wmat" in self.__dict__ or "_factors" in self.__dict__):
+            W = self._Wmat.rows()
             object.__setattr__(self, "W", W)
             return W
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def magnitude_bits(self) -> int:
         """An integer ``e`` with every ``|W_ij|, |v_i| < 2^e`` (from integer sizes: cheap at any d)."""
-        Wint, Dw, vint, Dv = self._int_form
-        top_w = max((max(row, default=0) for row in Wint), default=0)
-        low_w = min((min(row, default=0) for row in Wint), default=0)
+        top, Dw = self._w_size()
+        vint, Dv = self._v_int
         top_v = max(map(abs, vint), default=0)
-        bits = max(max(top_w, -low_w).bit_length() - Dw.bit_length(), top_v.bit_length() - Dv.bit_length()) + 1
+        bits = max(top.bit_length() - Dw.bit_length(), top_v.bit_length() - Dv.bit_length()) + 1
         if self.biased:
             bits = max([bits] + [x.numerator.bit_length() - x.denominator.bit_length() + 2
                                  for x in self.c + (self.b,) if x])
@@ -232,6 +280,8 @@ class SingleHead:
 
     @cached_property
     def _Wq(self) -> list:
+        if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:  # rows of A·B, each made when first read
+            return _FactorRows(*self.__dict__["_factors"])
         if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions
             flat, d = self._Wmat.entries(), self.d
             return [flat[i * d : (i + 1) * d] for i in range(d)]
@@ -239,6 +289,9 @@ class SingleHead:
 
     @cached_property
     def _Wmat(self) -> QMatrix:
+        if "_factors" in self.__dict__:
+            A, B = self.__dict__["_factors"]
+            return A @ B
         return QMatrix(self.d, self.d, [x for r in self._Wq for x in r])
 
     @cached_property
@@ -249,9 +302,22 @@ class SingleHead:
     def _cq(self) -> list:
         return [to_fmpq(x) for x in self.c]
 
+    def _times(self, M: QMatrix) -> QMatrix:
+        """``W @ M`` exactly (through the factors ``A (B M)`` for a head kept as factors)."""
+        factors = self.__dict__.get("_factors")
+        if factors is not None and "_Wmat" not in self.__dict__:
+            return factors[0] @ (factors[1] @ M)
+        return self._Wmat @ M
+
     @cached_property
     def rank(self) -> int:
         """The exact rank of ``W`` (the head dimension it needs)."""
+        if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:
+            A, B = self.__dict__["_factors"]
+            r = A.shape[1]
+            # A of full column rank and B of full row rank: rank(A·B) = r, without forming it
+            if len(A.independent()[1]) == r and len(B.T.independent()[1]) == r:
+                return r
         return self._Wmat.rank()
 
     def to_numpy(self) -> tuple[np.ndarray, np.ndarray]:
@@ -337,6 +403,24 @@ class SingleHead:
         Dv = math.lcm(*(x.denominator for x in self.v))
         vint = [x.numerator * (Dv // x.denominator) for x in self.v]
         return Wint, Dw, vint, Dv
+
+    def _w_size(self) -> tuple[int, int]:
+        """``(max |W_int|, D_W)`` for ``W = W_int / D_W`` over the least common denominator of its entries.
+
+        A head kept as factors ``W = A·B`` gets the same two numbers without forming ``W``'s
+        fractions: with ``A = A_int/D_A``, ``B = B_int/D_B`` and ``P = A_int·B_int`` (exact in float64
+        when ``r·max|A_int|·max|B_int| < 2^53``, one BLAS product), ``W = P/(D_A D_B)``, so
+        ``D_W = D_A D_B / G`` and ``max |W_int| = max |P| / G`` with ``G = gcd(D_A D_B, all P_ij)``.
+        """
+        factors = self.__dict__.get("_factors")
+        if factors is not None and "_Wmat" not in self.__dict__:
+            got = _factored_size(*factors)
+            if got is not None:
+                return got
+        Wint, Dw = self._int_form[:2]
+        top = max((max(row, default=0) for row in Wint), default=0)
+        low = min((min(row, default=0) for row in Wint), default=0)
+        return max(top, -low), Dw
 
     @cached_property
     def _v_int(self) -> tuple:
@@ -436,6 +520,8 @@ class SingleHead:
         if self.biased:
             s, c = self.scores(X)
             return s[0], c[0], s[1], c[1]
+        if "_factors" in self.__dict__:
+            return self._pair_factored(X)
         r0, ((b, y),) = X._fq or X._fmpq_rows
         Wq, vq = self._Wq, self._vq
         if len(r0) == 1:
@@ -450,8 +536,29 @@ class SingleHead:
             return s0, c0, Wq[b][b], vq[b]
         return s0 * y, c0, Wq[b][b] * y * y, vq[b] * y
 
+    def _pair_factored(self, X) -> tuple:
+        """``(s_1 − s_2, c_1, 0, c_2)`` for ``[a; y·e_b]``: the scores less the query token's, which
+        the softmax does not see.  ``s_1 − s_2 = y·(a − y·e_b)ᵀ W e_b`` reads only the rows of ``W`` where
+        ``a − y·e_b`` is nonzero (``u_k`` for a probe ``[e_b + u_k; e_b]``), never ``W_bb``."""
+        r0, ((b, y),) = X._fq or X._fmpq_rows
+        Wq, vq = self._Wq, self._vq
+        diff = {a: x for a, x in r0}
+        diff[b] = diff.get(b, _ZERO) - y
+        s = _ZERO
+        for a, x in diff.items():
+            if x != 0:
+                s += x * Wq[a][b]
+        c0 = _ZERO
+        for a, x in r0:
+            c0 += x * vq[a]
+        return s * y, c0, _ZERO, vq[b] * y
+
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
+        if (type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1 and not self.biased
+                and "_factors" in self.__dict__):
+            s0, c0, s1, c1 = self._pair_factored(X)
+            return ExpRatio.softmax((s0, s1), (c0, c1))
         if type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1 and not self.biased:
             # the logit primitive's queries [a; y·e_b]: scores and values inline
             r0, ((b, y),) = X._fq or X._fmpq_rows
@@ -560,8 +667,9 @@ class SingleHead:
             else:
                 A = [[draw() for _ in range(rank)] for _ in range(d)]
                 B = [[draw() for _ in range(d)] for _ in range(rank)]
-                # the exact product in flint (O(d²·rank) Fraction products took 77 s at d = 1024, rank 32)
-                W = QMatrix.from_rows(A) @ QMatrix.from_rows(B) if rank else QMatrix.zeros(d, d)
+                # kept as its factors: W's d² entries are formed only when asked for (in flint; the
+                # Fraction products took 77 s at d = 1024, rank 32)
+                W = (QMatrix.from_rows(A), QMatrix.from_rows(B)) if rank else QMatrix.zeros(d, d)
         v = [draw() for _ in range(d)]
         for _ in range(1000):  # redraw zeros: only v_zeros entries may be zero
             if all(v):
@@ -575,7 +683,9 @@ class SingleHead:
         for i in rng.choice(d, size=v_zeros, replace=False):
             v[int(i)] = Fraction(0)
         c, bias = ([draw() for _ in range(d)], draw()) if biases else (None, _FZERO)
-        if isinstance(W, QMatrix):  # trusted: the factors' entries are on the grid, their product exact
+        if isinstance(W, tuple):  # trusted: the factors' entries are on the grid
+            return cls._from_factors(*W, tuple(v), None if c is None else tuple(c), bias)
+        if isinstance(W, QMatrix):
             return cls._from_qmatrix(W, tuple(v), None if c is None else tuple(c), bias)
         return cls(W, v, c, bias) if biases else cls(W, v)
 
@@ -620,13 +730,18 @@ class SingleHead:
         >>> h = SingleHead.from_factors([[1, 0, 2]], [[0, 1, 1]], [1, 1, 1])
         >>> h.rank, h.W[2]
         (1, (Fraction(0, 1), Fraction(2, 1), Fraction(2, 1)))
+        >>> h == SingleHead([[0, 1, 1], [0, 0, 0], [0, 2, 2]], [1, 1, 1])
+        True
         """
         Qm = as_matrix(Q, name="Q")
         r, d = len(Qm), len(Qm[0])
         Km = as_matrix(K, name="K", rows=r, cols=d)
         c = to_fraction(scale, name="scale")
-        W = [[c * sum((Km[k][i] * Qm[k][j] for k in range(r)), Fraction(0)) for j in range(d)] for i in range(d)]
-        return cls(W, as_vector(v, name="v", size=d))
+        v = as_vector(v, name="v", size=d)
+        # kept as its factors A = scale·Kᵀ (d×r) and B = Q: W's d² entries are formed only when asked for,
+        # and evaluation reads W x as A(B x) or a few rows of W (a rank-128 head at d = 4096 is megabytes)
+        A = QMatrix.from_rows([[c * Km[k][i] for k in range(r)] for i in range(d)])
+        return cls._from_factors(A, QMatrix.from_rows(Qm), v)
 
     @classmethod
     def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None, b_q=None, b_k=None, b_v=None,

@@ -508,3 +508,40 @@ def test_dense_probes_evaluated_from_their_neighbour_equal_a_fresh_evaluation(d,
         assert plain == p and plain._near is None
         assert head.exact(p) == fresh_model.exact(plain)
         assert head.scores(p) == SingleHead(head.W, head.v).scores(plain)
+
+
+def test_a_head_kept_as_factors_answers_as_its_dense_form():
+    """``SingleHead.from_factors`` keeps ``W = scale·KᵀQ`` as factors: its exact values, the replay's
+    pair form, the integer size behind the verification queries' scale, rank and equality are those
+    of the dense head, on logit-primitive probes, sparse and dense sequences."""
+    import random as _random
+
+    from exact.certify import failed_entries
+    from exact.oracles import ExactOracle
+    from exact.sequences import Sequence as Seq
+
+    g = _random.Random(2)
+    for _ in range(40):
+        d, r = g.randint(1, 5), g.randint(1, 3)
+        K = [[Fraction(g.randint(-5, 5), g.randint(1, 7)) for _ in range(d)] for _ in range(r)]
+        Q = [[Fraction(g.randint(-5, 5), g.randint(1, 7)) for _ in range(d)] for _ in range(r)]
+        v = [Fraction(g.randint(-5, 5), g.randint(1, 7)) or Fraction(1) for _ in range(d)]
+        scale = Fraction(g.randint(1, 4), g.randint(1, 3))
+        h = SingleHead.from_factors(K, Q, v, scale=scale)
+        dense = SingleHead([[scale * sum((K[k][i] * Q[k][j] for k in range(r)), Fraction(0)) for j in range(d)]
+                            for i in range(d)], v)
+        assert "_Wmat" not in h.__dict__  # nothing dense was formed so far
+        assert h._w_size() == dense._w_size() and h.magnitude_bits() == dense.magnitude_bits()
+        seqs = []
+        for _ in range(6):
+            rows = [[Fraction(g.randint(-3, 3), g.randint(1, 3)) if g.random() < 0.5 else 0 for _ in range(d)]
+                    for _ in range(g.randint(1, 4))]
+            seqs.append(Seq.from_rows(rows))
+            a = {i: x for i in range(d) if (x := Fraction(g.randint(-2, 2)))}
+            seqs.append(Seq.sparse(d, [a, {g.randrange(d): Fraction(g.randint(1, 3), g.randint(1, 2))}]))
+        assert all(h.exact(X) == dense.exact(X) for X in seqs)
+        for model, other in ((h, dense), (dense, h)):
+            oracle = ExactOracle(model)
+            oracle.query_batch(seqs)
+            assert failed_entries(other, oracle.transcript) == []
+        assert h.rank == dense.rank and h == dense

@@ -69,6 +69,9 @@ from .single_head import ProbePlan
 
 __all__ = ["learn_low_rank", "low_rank_query_count", "SKETCH_BITS", "SPEC"]
 
+#: Up to this many entries (d = 2048) a learned head's W is formed; beyond, it is kept as its factors only.
+DENSE_ENTRIES = 1 << 22
+
 #: Sketch entries are ``n / 2^SKETCH_BITS`` with ``|n| <= 2^SKETCH_BITS``.
 SKETCH_BITS = 20
 
@@ -432,16 +435,17 @@ def learn_low_rank(
             # Step 4: W = Y C⁻¹ Z with Y = U⁻¹ T[:, P] and C = T[K, P].
             Y = _times_U(plan, T.submatrix(range(d), design.P), inverse=True)
             YC = Y @ T.submatrix(K, design.P).inv()
-            W = YC @ Z
-        else:
-            W = QMatrix.zeros(d, d)
-        if biases:
-            c_vec = tuple(to_fraction(x) for x in _times_U(plan, QMatrix.from_columns([uc], nrows=d), inverse=True).column(0))
-            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v), c_vec, to_fraction(b))
-        else:
-            model = SingleHead._from_qmatrix(W, tuple(to_fraction(x) for x in v))
-        if r_eff:  # the model evaluates W x as YC (Z x) in its replay: O(d·r) per sketch column, not O(d²)
-            model.__dict__["_factors"] = (YC, Z)
+        v_exact = tuple(to_fraction(x) for x in v)
+        c_vec = (tuple(to_fraction(x) for x in _times_U(plan, QMatrix.from_columns([uc], nrows=d), inverse=True).column(0))
+                 if biases else None)
+        # W = YC·Z, kept as those factors: its d² entries are formed only if asked for, and the replay
+        # evaluates W x as YC (Z x), and the few rows of W a sparse probe reads
+        model = (SingleHead._from_factors(YC, Z, v_exact, c_vec, to_fraction(b)) if r_eff
+                 else SingleHead._from_qmatrix(QMatrix.zeros(d, d), v_exact, c_vec, to_fraction(b)))
+        if r_eff and d * d <= DENSE_ENTRIES:
+            # W's entries are small where YC's are not: its integer form (the verification queries' scale)
+            # comes cheaply from W itself, so up to this size W is formed once, in flint
+            model.__dict__["_Wmat"] = YC @ Z
         _remember(design, sent)
 
         conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
@@ -572,7 +576,7 @@ def _check_certificate(model, transcript, conditions) -> str | None:
     plan = ProbePlan.choose(model.v)
 
     def measure(cols):
-        T = _times_U(plan, model._Wmat @ QMatrix.from_columns(cols))
+        T = _times_U(plan, model._times(QMatrix.from_columns(cols)))
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure)
