@@ -514,7 +514,10 @@ class SingleHead:
         return w
 
     def _pair(self, X):
-        """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), else ``None``."""
+        """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), or ``[b + Δ; b]``
+        kept as an offset (``Sequence._offset_pair``), else ``None``."""
+        if type(X) is Sequence and X._offset is not None and X.d == self.d:
+            return self._pair_offset(*X._offset)
         if type(X) is not Sequence or X.d != self.d or len(X.rows) != 2 or len(X.rows[1]) != 1:
             return None
         if self.biased:
@@ -536,6 +539,37 @@ class SingleHead:
             return s0, c0, Wq[b][b], vq[b]
         return s0 * y, c0, Wq[b][b] * y * y, vq[b] * y
 
+    def _pair_offset(self, base: Sequence, deltas: tuple) -> tuple:
+        """``(Δᵀ(W b + c), b + vᵀ(b + Δ), 0, b + vᵀb)`` for ``[b + Δ; b]``: the first score less the query
+        token's, which the softmax does not see.  ``W b`` is the remembered column of ``b``'s integer
+        form (:meth:`_column`, by identity: every sketch probe of ``b`` shares it), so a probe costs
+        ``O(|Δ|)``."""
+        last = base._int_rows[0]
+        w, Dn = self._column(last)
+        memo = self.__dict__.setdefault("_values", {})
+        hit = memo.get(id(last))
+        if hit is None or hit[0] is not last:
+            vint, Dv = self._v_int
+            D, dense, pairs = last
+            cn = sum(map(operator.mul, dense, vint)) if dense is not None else sum(x * vint[a] for a, x in pairs)
+            if len(memo) >= 64:
+                memo.pop(next(iter(memo)))
+            hit = memo[id(last)] = (last, fmpq(cn, D * Dv))
+        c1 = hit[1]
+        vq = self._vq
+        s = c0 = _ZERO
+        for j, x in deltas:
+            q = to_fmpq(x)
+            s += q * fmpq(w[j], Dn)
+            c0 += q * vq[j]
+        c0 += c1
+        if self.biased:
+            cq, bq = self._cq, to_fmpq(self.b)
+            for j, x in deltas:
+                s += to_fmpq(x) * cq[j]
+            c0, c1 = c0 + bq, c1 + bq
+        return s, c0, _ZERO, c1
+
     def _pair_factored(self, X) -> tuple:
         """``(s_1 − s_2, c_1, 0, c_2)`` for ``[a; y·e_b]``: the scores less the query token's, which
         the softmax does not see.  ``s_1 − s_2 = y·(a − y·e_b)ᵀ W e_b`` reads only the rows of ``W`` where
@@ -555,6 +589,9 @@ class SingleHead:
 
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
+        if type(X) is Sequence and X._offset is not None and X.d == self.d:
+            s0, c0, s1, c1 = self._pair_offset(*X._offset)
+            return ExpRatio.softmax((s0, s1), (c0, c1))
         if (type(X) is Sequence and X.d == self.d and len(X.rows) == 2 and len(X.rows[1]) == 1 and not self.biased
                 and "_factors" in self.__dict__):
             s0, c0, s1, c1 = self._pair_factored(X)

@@ -59,6 +59,10 @@ class Sequence:
     # The tokens as a float64 ``(N, d)`` array, for a sequence a float learner built from one: its
     # rows (the exact binary rationals of those floats) are built only when asked for.
     _f64: np.ndarray | None = field(default=None, compare=False, repr=False, hash=False)
+    # ``(base, deltas)``: this is the two-token ``[b + Δ; b]`` for the one-token ``base = [b]`` and the
+    # sparse ``Δ`` (sorted ``(index, Fraction)`` pairs), kept as that: a sketch probe of a dense ``b``
+    # costs a reference and a few entries, and its rows are built (and dropped) only when asked for.
+    _offset: tuple | None = field(default=None, compare=False, repr=False, hash=False)
 
     def __post_init__(self):
         if not isinstance(self.d, int) or isinstance(self.d, bool) or self.d < 1:
@@ -178,6 +182,7 @@ class Sequence:
         object.__setattr__(seq, "_near", near)
         object.__setattr__(seq, "_shift", None)
         object.__setattr__(seq, "_f64", None)
+        object.__setattr__(seq, "_offset", None)
         return seq
 
     @classmethod
@@ -197,6 +202,7 @@ class Sequence:
         object.__setattr__(seq, "_near", None)
         object.__setattr__(seq, "_shift", None)
         object.__setattr__(seq, "_f64", X)
+        object.__setattr__(seq, "_offset", None)
         return seq
 
     @classmethod
@@ -211,6 +217,30 @@ class Sequence:
         object.__setattr__(seq, "_near", None)
         object.__setattr__(seq, "_shift", (base, j, step))
         object.__setattr__(seq, "_f64", None)
+        object.__setattr__(seq, "_offset", None)
+        return seq
+
+    @classmethod
+    def _offset_pair(cls, base: "Sequence", deltas: tuple) -> "Sequence":
+        """Trusted constructor for learners: ``[b + Δ; b]`` for the one-token ``base = [b]`` and the sparse
+        ``Δ`` (sorted ``(index, nonzero Fraction)`` pairs), kept as that: its rows, ``fmpq`` rows and
+        integer form are built when asked for and not kept (a d = 4096 sketch probe stays a few entries).
+        Exact evaluation reads ``Δ`` and ``b``'s own products (``SingleHead._pair``).
+
+        >>> b = Sequence.sparse(3, [{0: 1, 2: Fraction(1, 2)}])
+        >>> X = Sequence._offset_pair(b, ((1, Fraction(2)), (2, Fraction(-1, 2))))
+        >>> X.length, X.dense(), X == Sequence.from_rows([[1, 2, 0], [1, 0, "1/2"]])
+        (2, [[Fraction(1, 1), Fraction(2, 1), Fraction(0, 1)], [Fraction(1, 1), Fraction(0, 1), Fraction(1, 2)]], True)
+        """
+        seq = cls.__new__(cls)
+        object.__setattr__(seq, "d", base.d)
+        _ROWS.__set__(seq, None)
+        object.__setattr__(seq, "_fq", None)
+        object.__setattr__(seq, "_ints", None)
+        object.__setattr__(seq, "_near", None)
+        object.__setattr__(seq, "_shift", None)
+        object.__setattr__(seq, "_f64", None)
+        object.__setattr__(seq, "_offset", (base, deltas))
         return seq
 
     @property
@@ -221,6 +251,9 @@ class Sequence:
         if ints is None:
             if self._shift is not None:
                 return (_shifted_ints(self._shift, self.d),)
+            if self._offset is not None:
+                base = self._offset[0]
+                return (int_row(self.rows[0], self.d), base._int_rows[0])
             ints = tuple(int_row(r, self.d) for r in self.rows)
             object.__setattr__(self, "_ints", ints)
         return ints
@@ -230,7 +263,7 @@ class Sequence:
             return True
         if not isinstance(other, Sequence):
             return NotImplemented
-        if self.d != other.d or len(self.rows) != len(other.rows):
+        if self.d != other.d or self.length != other.length:
             return False
         if (self._ints is None or other._ints is None) and self._fq is not None and other._fq is not None:
             return self._fq == other._fq  # flint rationals, compared in C
@@ -245,6 +278,8 @@ class Sequence:
         fq = self._fq
         if fq is None:
             fq = tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
+            if self._offset is not None:  # built afresh each time: the probe stays compact
+                return fq
             object.__setattr__(self, "_fq", fq)
         return fq
 
@@ -253,6 +288,8 @@ class Sequence:
         """The number of tokens ``N``."""
         if self._shift is not None:
             return 1
+        if self._offset is not None:
+            return 2
         return len(self.rows) if self._f64 is None else int(self._f64.shape[0])
 
     def dense(self) -> list:
@@ -344,6 +381,17 @@ def _rows(self) -> tuple:
         rows = tuple(tuple((int(j), Fraction(float(r[j]))) for j in np.flatnonzero(r)) for r in self._f64)
         _ROWS.__set__(self, rows)
         return rows
+    if rows is None and self._offset is not None:  # built afresh each time, and not kept
+        base, deltas = self._offset
+        b = base.rows[0]
+        token = dict(b)
+        for j, x in deltas:
+            value = token.get(j, Fraction(0)) + x
+            if value:
+                token[j] = value
+            else:
+                token.pop(j, None)
+        return (tuple(sorted(token.items())), b)
     if rows is None:
         base, j, step = self._shift
         token = dict(base.rows[0])

@@ -489,10 +489,11 @@ def test_from_json_rejects(data, error, msg):
 
 @pytest.mark.parametrize("d, rank", [(6, 2), (12, 3), (20, 20)])
 def test_dense_probes_evaluated_from_their_neighbour_equal_a_fresh_evaluation(d, rank):
-    # The low-rank probes [b + u_k; b] record that their first token is b plus one or two
-    # deltas, and exact evaluation reuses b's products.  It must agree, bit for bit, with
-    # the same sequences rebuilt from their rows (no shortcut), on models whose int forms
-    # and cached columns are fresh, and on the same model after many probes (warm caches).
+    # The low-rank probes [b + u_k; b] are kept as [b] and the offset u_k (one or two entries),
+    # and exact evaluation reads W b once per column.  It must agree, bit for bit, with the
+    # same sequences rebuilt from their rows (no shortcut), on models whose int forms and
+    # cached columns are fresh, and on the same model after many probes (warm caches); the
+    # pair form the replay compares must be the fresh model's up to a common score shift.
     from exact.learn.low_rank import _probes, _sketch
     from exact.learn.single_head import ProbePlan
 
@@ -501,13 +502,17 @@ def test_dense_probes_evaluated_from_their_neighbour_equal_a_fresh_evaluation(d,
     plan = ProbePlan.choose(head.v)
     cols = [_sketch(rng, d) for _ in range(3)]
     probes = _probes(plan, [(k, b) for b in cols for k in range(d)])
-    assert sum(p._near is not None for p in probes) == len(probes)  # every dense probe took the shortcut
+    assert sum(p._offset is not None for p in probes) == len(probes)  # every dense probe took the shortcut
+    assert all(p.length == 2 and len(p._offset[1]) <= 2 for p in probes)
     fresh_model = SingleHead(head.W, head.v)
     for p in probes:
         plain = Sequence(d, p.rows)
-        assert plain == p and plain._near is None
+        assert plain == p and plain._offset is None and p == plain
         assert head.exact(p) == fresh_model.exact(plain)
         assert head.scores(p) == SingleHead(head.W, head.v).scores(plain)
+        s1, c1, s2, c2 = head._pair(p)
+        (t1, t2), (e1, e2) = fresh_model.scores(plain)
+        assert (s1 - s2, c1, c2) == (t1 - t2, e1, e2)
 
 
 def test_a_head_kept_as_factors_answers_as_its_dense_form():

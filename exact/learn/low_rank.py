@@ -97,6 +97,9 @@ def _sketch(rng: np.random.Generator, d: int) -> list[Fraction]:
             return b
 
 
+_ONE = Fraction(1)
+
+
 class _Basis(list):
     """The basis vector ``e_j`` as a list of Fractions that knows its ``j`` (probes on it are sparse)."""
 
@@ -126,9 +129,10 @@ def _basis_probe(plan: ProbePlan, k: int, b: _Basis, entry: tuple) -> Sequence:
 def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
     """The queries ``[b + u_k; b]`` for ``(k, b)`` pairs.
 
-    Each distinct ``b`` (by identity) is converted once; its rows (Fraction, ``fmpq``
-    and integer forms) are shared by all its probes, and each first token differs from
-    it in at most two positions (``k`` and the pivot), so everything else is shared too.
+    Each distinct ``b`` (by identity) is converted once.  A probe on a basis column ``e_j`` is
+    sparse (three entries at most); a probe on a dense sketch column is kept as ``[b]`` and the
+    offset ``u_k`` (:meth:`~exact.sequences.Sequence._offset_pair`), which exact evaluation reads
+    through ``W b``, computed once per column.
     """
     d, p = plan.d, plan.pivot
     cache: dict = {}
@@ -141,36 +145,14 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
                 entry = cache[id(b)] = (b, row, ((b.j, fmpq(1)),), int_row(row, d))
             out.append(_basis_probe(plan, k, b, entry))
             continue
-        entry = cache.get(id(b))
-        if entry is None:
-            full = [(j, Fraction(x)) if x else None for j, x in enumerate(b)]
-            fq = [(j, fmpq(x.numerator, x.denominator)) if x else None for j, x in enumerate(b)]
-            row = tuple(t for t in full if t is not None)
-            entry = cache[id(b)] = (b, full, fq, row, tuple(t for t in fq if t is not None), int_row(row, d))
-        _, full, fq, row, row_fq, row_int = entry
-        first, first_fq = list(full), list(fq)
-        D, dense, _ = row_int
-        dense = list(dense) if dense is not None else None
-        deltas = []
-        for j, delta in ((k, 1), (p, plan.shifts[k])):
-            if delta:
-                entry = full[j]
-                x = (entry[1] if entry is not None else 0) + delta
-                first[j] = (j, Fraction(x)) if x else None
-                first_fq[j] = (j, fmpq(Fraction(x).numerator, Fraction(x).denominator)) if x else None
-                if dense is not None:
-                    dense[j] += delta * D
-                    deltas.append((j, delta * D))
-        if None in first:  # zeros (sparse b, or a cancellation) are dropped
-            first_row = tuple(t for t in first if t is not None)
-            first_fq_row = tuple(t for t in first_fq if t is not None)
-        else:  # a generic sketch column has no zero entry: no filtering pass
-            first_row, first_fq_row = tuple(first), tuple(first_fq)
-        if dense is not None:  # the first token is b plus the deltas: evaluation reuses b's products
-            first_int, near = (D, dense, None), ((1, tuple(deltas)), None)
-        else:
-            first_int, near = int_row(first_row, d), None
-        out.append(Sequence._exact(d, (first_row, row), (first_fq_row, row_fq), (first_int, row_int), near))
+        base = cache.get(id(b))
+        if base is None:  # the one-token [b], with its fmpq and integer forms, shared by b's d probes
+            row = tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
+            fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
+            base = cache[id(b)] = (b, Sequence._exact(d, (row,), (fq,), (int_row(row, d),)))
+        # [b + u_k; b] kept as b and the offset u_k = e_k + σ_k e_p: a few entries, not d
+        offset = ((k, _ONE),) if not plan.shifts[k] else tuple(sorted(((k, _ONE), (p, Fraction(plan.shifts[k])))))
+        out.append(Sequence._offset_pair(base[1], offset))
     return out
 
 
