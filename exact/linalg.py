@@ -29,7 +29,8 @@ from flint import arb_mat, fmpq, fmpq_mat, fmpz_mat, nmod_mat
 from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
-__all__ = ["QMatrix", "ZMatrix", "lll_rows", "ball_solve"]
+__all__ = [
+    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column"]
 
 
 def _q(x) -> fmpq:
@@ -161,18 +162,6 @@ class QMatrix:
         out = self._m * col
         return [out[i, 0] for i in range(out.nrows())]
 
-    def product_column(self, other: "QMatrix", x: Sequence) -> tuple[list[int], int]:
-        """``self @ (other @ x)`` for an integer vector ``x``, as ``(integers, D)``: the product is
-        ``integers / D``.
-
-        >>> A, Z = QMatrix.from_rows([[1], ["1/2"]]), QMatrix.from_rows([["1/3", 1]])
-        >>> A.product_column(Z, [3, 2])      # A Z x = (3, 3/2)
-        ([6, 3], 2)
-        """
-        col = fmpz_mat(len(x), 1, [int(t) for t in x])
-        num, den = (self._m * (other._m * fmpq_mat(col))).numer_denom()
-        return [int(t) for t in num.entries()], int(den)
-
     def det(self) -> fmpq:
         """The exact determinant of a square matrix."""
         return self._m.det()
@@ -257,6 +246,22 @@ class QMatrix:
 
     def __repr__(self) -> str:
         return f"QMatrix({[[str(x) for x in r] for r in self.rows()]})"
+
+
+def chain_column(factors: Sequence, x: Sequence) -> tuple[list[int], int]:
+    """``F_1 @ (F_2 @ (… @ x))`` for :class:`QMatrix` factors and an integer vector ``x``, as
+    ``(integers, D)``: the product is ``integers / D`` (right to left: every step a matrix times a
+    column).
+
+    >>> A, Z = QMatrix.from_rows([[1], ["1/2"]]), QMatrix.from_rows([["1/3", 1]])
+    >>> chain_column((A, Z), [3, 2])      # A Z x = (3, 3/2)
+    ([6, 3], 2)
+    """
+    col = fmpq_mat(fmpz_mat(len(x), 1, [int(t) for t in x]))
+    for F in reversed(factors):
+        col = F._m * col
+    num, den = col.numer_denom()
+    return [int(t) for t in num.entries()], int(den)
 
 
 #: The prime of :meth:`QMatrix.independent`'s search (the largest below 2^62).

@@ -20,6 +20,7 @@ arXiv 2601.16873 (ICML 2026), Sec. 2.
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix
+from .linalg import QMatrix, chain_column
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -99,22 +100,26 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
 
 
 class _FactorRows:
-    """The rows of ``W = A·B`` as lists of ``fmpq``, each computed (in flint) when first read and kept:
-    a factored head's sparse probes read a few rows of ``W``, never all d² entries."""
+    """The rows of ``W = F_1·…·F_k`` as lists of ``fmpq``, each computed (in flint, left to right) when
+    first read and kept: a factored head's sparse probes read a few rows of ``W``, never all d²."""
 
-    __slots__ = ("A", "B", "rows")
+    __slots__ = ("factors", "rows")
 
-    def __init__(self, A: QMatrix, B: QMatrix):
-        self.A, self.B, self.rows = A, B, {}
+    def __init__(self, factors: tuple):
+        self.factors, self.rows = factors, {}
 
     def __getitem__(self, a: int) -> list:
         row = self.rows.get(a)
         if row is None:
-            row = self.rows[a] = (self.A.submatrix([a], range(self.A.shape[1])) @ self.B).entries()
+            first = self.factors[0]
+            M = first.submatrix([a], range(first.shape[1]))
+            for F in self.factors[1:]:
+                M = M @ F
+            row = self.rows[a] = M.entries()
         return row
 
     def __len__(self) -> int:
-        return self.A.shape[0]
+        return self.factors[0].shape[0]
 
 
 def _factored_size(A: QMatrix, B: QMatrix) -> tuple[int, int] | None:
@@ -217,13 +222,14 @@ class SingleHead:
         return obj
 
     @classmethod
-    def _from_factors(cls, A: QMatrix, B: QMatrix, v: tuple, c: tuple | None = None, b: Fraction = _FZERO) -> "SingleHead":
-        """Trusted constructor: exact factors ``A`` (d×r) and ``B`` (r×d) with ``W = A·B``."""
+    def _from_factors(cls, factors: tuple, v: tuple, c: tuple | None = None, b: Fraction = _FZERO) -> "SingleHead":
+        """Trusted constructor: exact factors ``(F_1, …, F_k)`` with ``W = F_1·…·F_k`` (d×r, then r×r, …,
+        then r×d): ``W x`` is evaluated right to left, a row of ``W`` left to right."""
         obj = cls.__new__(cls)
         object.__setattr__(obj, "v", tuple(v))
         object.__setattr__(obj, "c", (_FZERO,) * len(v) if c is None else tuple(c))
         object.__setattr__(obj, "b", b)
-        obj.__dict__["_factors"] = (A, B)
+        obj.__dict__["_factors"] = tuple(factors)
         return obj
 
     def __reduce__(self):
@@ -281,7 +287,7 @@ class SingleHead:
     @cached_property
     def _Wq(self) -> list:
         if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:  # rows of A·B, each made when first read
-            return _FactorRows(*self.__dict__["_factors"])
+            return _FactorRows(self.__dict__["_factors"])
         if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions
             flat, d = self._Wmat.entries(), self.d
             return [flat[i * d : (i + 1) * d] for i in range(d)]
@@ -290,8 +296,7 @@ class SingleHead:
     @cached_property
     def _Wmat(self) -> QMatrix:
         if "_factors" in self.__dict__:
-            A, B = self.__dict__["_factors"]
-            return A @ B
+            return functools.reduce(operator.matmul, self.__dict__["_factors"])
         return QMatrix(self.d, self.d, [x for r in self._Wq for x in r])
 
     @cached_property
@@ -306,17 +311,21 @@ class SingleHead:
         """``W @ M`` exactly (through the factors ``A (B M)`` for a head kept as factors)."""
         factors = self.__dict__.get("_factors")
         if factors is not None and "_Wmat" not in self.__dict__:
-            return factors[0] @ (factors[1] @ M)
+            for F in reversed(factors):
+                M = F @ M
+            return M
         return self._Wmat @ M
 
     @cached_property
     def rank(self) -> int:
         """The exact rank of ``W`` (the head dimension it needs)."""
         if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:
-            A, B = self.__dict__["_factors"]
-            r = A.shape[1]
-            # A of full column rank and B of full row rank: rank(A·B) = r, without forming it
-            if len(A.independent()[1]) == r and len(B.T.independent()[1]) == r:
+            F = self.__dict__["_factors"]
+            r = F[0].shape[1]
+            # the first of full column rank, the last of full row rank, any between r×r and invertible:
+            # rank(W) = r, without forming it
+            if (len(F[0].independent()[1]) == r and len(F[-1].T.independent()[1]) == r
+                    and all(M.shape == (r, r) and M.det() != 0 for M in F[1:-1])):
                 return r
         return self._Wmat.rank()
 
@@ -366,6 +375,11 @@ class SingleHead:
         vq = self._vq
         zero = fmpq(0)
         s, c = [], []
+        if len(rows) == 1 and "_factors" in self.__dict__:  # one token has weight 1 whatever its score:
+            ci = zero                                      # a factored head reads no row of W for it
+            for a, x in last:
+                ci += x * vq[a]
+            return [zero], [ci]
         if len(last) == 1:  # a basis-like query token y·e_b: W x_N is y times column b
             Wq = self._Wq
             b, y = last[0]
@@ -413,7 +427,7 @@ class SingleHead:
         ``D_W = D_A D_B / G`` and ``max |W_int| = max |P| / G`` with ``G = gcd(D_A D_B, all P_ij)``.
         """
         factors = self.__dict__.get("_factors")
-        if factors is not None and "_Wmat" not in self.__dict__:
+        if factors is not None and "_Wmat" not in self.__dict__ and len(factors) == 2:
             got = _factored_size(*factors)
             if got is not None:
                 return got
@@ -489,14 +503,13 @@ class SingleHead:
         if w is None:
             factors = self.__dict__.get("_factors")
             if factors is not None:
-                A, Z = factors
                 x = [0] * self.d
                 if dense is not None:
                     x = dense
                 else:
                     for b, y in pairs:
                         x[b] = y
-                num, den = A.product_column(Z, x)
+                num, den = chain_column(factors, x)
                 w = (num, den * D)
             else:
                 Wint, Dw = self._int_form[:2]
@@ -721,7 +734,7 @@ class SingleHead:
             v[int(i)] = Fraction(0)
         c, bias = ([draw() for _ in range(d)], draw()) if biases else (None, _FZERO)
         if isinstance(W, tuple):  # trusted: the factors' entries are on the grid
-            return cls._from_factors(*W, tuple(v), None if c is None else tuple(c), bias)
+            return cls._from_factors(W, tuple(v), None if c is None else tuple(c), bias)
         if isinstance(W, QMatrix):
             return cls._from_qmatrix(W, tuple(v), None if c is None else tuple(c), bias)
         return cls(W, v, c, bias) if biases else cls(W, v)
@@ -778,7 +791,7 @@ class SingleHead:
         # kept as its factors A = scale·Kᵀ (d×r) and B = Q: W's d² entries are formed only when asked for,
         # and evaluation reads W x as A(B x) or a few rows of W (a rank-128 head at d = 4096 is megabytes)
         A = QMatrix.from_rows([[c * Km[k][i] for k in range(r)] for i in range(d)])
-        return cls._from_factors(A, QMatrix.from_rows(Qm), v)
+        return cls._from_factors((A, QMatrix.from_rows(Qm)), v)
 
     @classmethod
     def from_native(cls, W_Q, W_K, W_V, W_O, w, *, scale=None, b_q=None, b_k=None, b_v=None,

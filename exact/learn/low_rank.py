@@ -54,7 +54,6 @@ from dataclasses import dataclass, field
 
 from .. import registry
 from ..arith import Measurement
-from ..canonical import canonical_factors
 from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
@@ -420,22 +419,25 @@ def learn_low_rank(
         v_exact = tuple(to_fraction(x) for x in v)
         c_vec = (tuple(to_fraction(x) for x in _times_U(plan, QMatrix.from_columns([uc], nrows=d), inverse=True).column(0))
                  if biases else None)
-        # W = YC·Z, kept as those factors: its d² entries are formed only if asked for, and the replay
-        # evaluates W x as YC (Z x), and the few rows of W a sparse probe reads
-        model = (SingleHead._from_factors(YC, Z, v_exact, c_vec, to_fraction(b)) if r_eff
-                 else SingleHead._from_qmatrix(QMatrix.zeros(d, d), v_exact, c_vec, to_fraction(b)))
+        # W = YC·Z = C·M⁻¹·Z with M = Z[:, pivots] and C = YC·M = W[:, pivots]: kept as those factors (C
+        # and Z have W's small entries, only the r×r M⁻¹ is large), so W's d² entries are formed only if
+        # asked for; the replay evaluates W x right to left and reads the few rows of W a sparse probe needs.
+        # The canonical factors are K = Cᵀ and Q = M⁻¹Z, Z's reduced row echelon form (W's row space).
+        if r_eff:
+            (Cw, Minv, Z), Qmat, (Kf, Qf) = _factors(YC, Z)
+            model = SingleHead._from_factors((Cw, Minv, Z), v_exact, c_vec, to_fraction(b))
+        else:
+            model = SingleHead._from_qmatrix(QMatrix.zeros(d, d), v_exact, c_vec, to_fraction(b))
+            Kf, Qf = (), ()
         if r_eff and d * d <= DENSE_ENTRIES:
-            # W's entries are small where YC's are not: its integer form (the verification queries' scale)
-            # comes cheaply from W itself, so up to this size W is formed once, in flint
-            model.__dict__["_Wmat"] = YC @ Z
+            # W's integer form (the verification queries' scale) comes cheaply from W itself: up to this
+            # size W is formed once, in flint
+            model.__dict__["_Wmat"] = Cw @ Qmat
         _remember(design, sent)
 
         conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
         if rank is not None:
             conditions["rank"] = rank
-        # W = (Y C⁻¹) Z with both factors of rank r: W's row space is Z's, so W's reduced row echelon form
-        # is Z's, and K = W[:, pivots]ᵀ (canonical_factors without eliminating the d×d W)
-        Kf, Qf = canonical_factors(model._Wmat) if not r_eff else _factors(YC, Z)
         model.__dict__["rank"] = len(Kf)  # the rank of its row echelon form: no second elimination
         return run.finish(
             model,
@@ -449,15 +451,32 @@ def learn_low_rank(
         )
 
 
-def _factors(YC: QMatrix, Z: QMatrix) -> tuple[tuple, tuple]:
-    """:func:`~exact.canonical.canonical_factors` of ``W = YC·Z`` for ``YC`` (d×r) and ``Z`` (r×d) of rank r:
-    ``Q`` is the reduced row echelon form of ``Z`` (the row space of ``W``) and ``K = W[:, pivots]ᵀ``."""
-    R, rank = Z.rref()
-    n = Z.shape[1]
-    pivots = [next(j for j in range(n) if R.entry(i, j) != 0) for i in range(rank)]
-    Q = R.submatrix(range(rank), range(n)).rows()
-    K = (YC @ Z.submatrix(range(Z.shape[0]), pivots)).T.rows()
-    return K, Q
+def _factors(YC: QMatrix, Z: QMatrix) -> tuple[tuple, QMatrix, tuple]:
+    """``(C, M⁻¹, Z)`` with ``W = YC·Z = C·M⁻¹·Z``, ``Q = M⁻¹Z`` and :func:`~exact.canonical.canonical_factors`
+    of ``W`` as rows, for ``YC`` (d×r) and ``Z`` (r×d) of rank r.
+
+    W's row space is Z's, so W's reduced row echelon form is Z's: with ``pivots`` its pivot columns and
+    ``M = Z[:, pivots]``, ``Q = M⁻¹Z`` and ``K = W[:, pivots]ᵀ = (YC·M)ᵀ``.  The pivots are found by
+    :meth:`~exact.linalg.QMatrix.independent` (a prime's search, proved exactly), and ``Q`` is checked to
+    be the echelon form (zero left of each pivot) before it is used; otherwise Z's exact rref answers.
+    """
+    r, n = Z.shape
+    pivots = Z.independent()[1]
+    Q = None
+    if len(pivots) == r and pivots == sorted(pivots):
+        Minv = Z.submatrix(range(r), pivots).inv()
+        Q = Minv @ Z
+        flat = Q.entries()
+        if any(flat[i * n + j] != 0 for i in range(r) for j in range(pivots[i])):
+            Q = None
+    if Q is None:  # pragma: no cover - a prime's accident: the exact elimination
+        R, rank = Z.rref()
+        pivots = [next(j for j in range(n) if R.entry(i, j) != 0) for i in range(rank)]
+        Minv = Z.submatrix(range(r), pivots).inv()
+        Q = R.submatrix(range(rank), range(n))
+    M = Z.submatrix(range(r), pivots)
+    C = YC @ M  # W[:, pivots]
+    return (C, Minv, Z), Q, (C.T.rows(), Q.rows())
 
 
 def _read_b_v(run) -> tuple:
