@@ -50,7 +50,10 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
 
     Parameters
     ----------
-    W : d×d matrix of exact numbers, or a :class:`~exact.linalg.QMatrix`
+    W : d×d matrix of exact numbers, a :class:`~exact.linalg.QMatrix`, or a head
+        (:class:`~exact.models.SingleHead`): a head kept as exact factors ``W = F_1·…·F_k`` of full
+        rank r gets its factors without ``W`` being formed (``Q`` is the echelon form of ``F_k``,
+        which spans W's row space, and ``K = (F_1⋯F_{k−1}·F_k[:, pivots])ᵀ``).
 
     Returns
     -------
@@ -64,6 +67,13 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     >>> K
     ((Fraction(2, 1), Fraction(1, 1)),)
     """
+    factors = getattr(W, "__dict__", {}).get("_factors")
+    if factors is not None:
+        got = _chain_factors(W, factors)
+        if got is not None:
+            return got
+    if hasattr(W, "_Wmat"):
+        W = W._Wmat
     M = _matrix(W)
     R, rank = M.rref()
     n = M.shape[1]
@@ -71,6 +81,21 @@ def canonical_factors(W) -> tuple[tuple, tuple]:
     Q = R.submatrix(range(rank), range(n)).rows()
     K = M.submatrix(range(M.shape[0]), pivots).T.rows()
     return K, Q
+
+
+def _chain_factors(head, factors) -> tuple[tuple, tuple] | None:
+    """:func:`canonical_factors` of ``W = F_1·…·F_k`` when ``rank(W)`` is the inner dimension r (then W's row
+    space is ``F_k``'s), else ``None``."""
+    last = factors[-1]
+    r, n = last.shape
+    if head.rank != r:
+        return None
+    R, rank = last.rref()
+    pivots = [next(j for j in range(n) if R.entry(i, j) != 0) for i in range(rank)]
+    M = last.submatrix(range(r), pivots)
+    for F in reversed(factors[:-1]):
+        M = F @ M
+    return M.T.rows(), R.submatrix(range(rank), range(n)).rows()
 
 
 def canonical_form(model: MultiHead) -> MultiHead:
