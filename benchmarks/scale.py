@@ -11,6 +11,13 @@ is its own.  A random rational head ``SingleHead.random(d, seed=0)`` (low rank:
   ``own = total − query``, the learner's own work;
 * ``peak_rss_mb``; ``queries`` (the learner's) and ``verification_queries``; ``exact``.
 
+``--production D,R[,CHECKS]`` adds a ``production`` row per shape: an exact rank-R head at
+dimension D (``SingleHead.random(D, seed=0, rank=R)``, kept as its factors), learned by the
+low-rank learner from an exact oracle with CHECKS verification queries (default 2); the row has
+the whole learn's wall and CPU seconds, the oracle's answering apart (``phases.query``) and the
+learner's share ``own``, peak RSS, the count against ``2rd − r² + d``, exactness (canonical factors
+and ``v``, compared without forming W) and whether the certificate holds.
+
 Methods: ``certified`` (Theorem 4.1, exact oracle), ``float`` (float mode on a float
 oracle), ``low-rank`` (the exact sketch learner, r = 8).  Ratio rows compare methods
 measured in the same run: low-rank/full and float/certified seconds per d, and
@@ -29,6 +36,7 @@ progress on stderr.  Timings are reported, never asserted.
 
     python benchmarks/scale.py                   # d = 64 .. 512 (3 repeats), and d = 1024 certified
     python benchmarks/scale.py --dims 64 128 --large --repeat 1   # a quick look
+    python benchmarks/scale.py --dims --large --production 2048,64 4096,128,0   # production-size heads only
 """
 
 from __future__ import annotations
@@ -67,6 +75,34 @@ print(json.dumps({{
     "model_rss_mb": base / 1024, "queries": r.queries, "verification_queries": r.verification_queries,
     "exact": (r.model == model) if method != "float" else None,
     "max_error": max(abs(float(a) - float(b)) for a, b in zip(r.model.parameters(), model.parameters())),
+}}))
+"""
+
+_PRODUCTION_CHILD = r"""
+import gc, json, resource, sys, time
+sys.path.insert(0, {root!r})
+from exact import ExactOracle, SingleHead, learn_low_rank
+from exact.canonical import canonical_factors
+from exact.learn.low_rank import low_rank_query_count
+d, r, checks = {d}, {r}, {checks}
+t = time.process_time()
+model = SingleHead.random(d, seed=0, rank=r)  # kept as its factors: W is never formed
+model_cpu = time.process_time() - t
+oracle = ExactOracle(model)
+gc.collect()
+t, c = time.perf_counter(), time.process_time()
+res = learn_low_rank(oracle, rank=r, seed=1, check_seed=2, checks=checks)
+seconds, cpu = time.perf_counter() - t, time.process_time() - c
+s = dict(res.seconds)
+t = time.process_time()
+exact = canonical_factors(res.model) == canonical_factors(model) and res.model.v == model.v
+compare_cpu = time.process_time() - t
+print(json.dumps({{
+    "seconds": seconds, "cpu_seconds": cpu, "phases": {{k: round(v, 4) for k, v in s.items()}},
+    "own": s["total"] - s["query"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "model_cpu_seconds": model_cpu, "compare_cpu_seconds": compare_cpu,
+    "queries": res.queries, "count": low_rank_query_count(d, r), "verification_queries": res.verification_queries,
+    "exact": exact, "certificate_holds": bool(res.report and res.report.holds), "assumptions": list(res.assumptions),
 }}))
 """
 
@@ -124,6 +160,9 @@ def main(argv=None) -> int:
     p.add_argument("--large", type=int, nargs="*", default=[1024], help="dims run for certified only, once")
     p.add_argument("--repeat", type=int, default=3, help="runs per (d, method) for --dims; the fastest counts")
     p.add_argument("--timeout", type=float, default=1800)
+    p.add_argument("--production", nargs="*", default=[], metavar="D,R[,CHECKS]",
+                   help="exact low-rank heads at production sizes, once each (e.g. 2048,64 4096,128,0): the "
+                        "learner's share (total less the oracle's answering), the total and peak RSS")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat: expected at least 1")
@@ -178,6 +217,18 @@ def main(argv=None) -> int:
             targets.append((f"certified d={d} CPU seconds", runs[(d, "certified")]["cpu_seconds"], bound))
     if runs.get((1024, "certified")):
         targets.append(("certified d=1024 peak RSS MiB", runs[(1024, "certified")]["peak_rss_mb"], 2048.0))
+    for spec in args.production:
+        d, r, *rest = (int(x) for x in spec.split(","))
+        checks = rest[0] if rest else 2
+        progress(f"production head d={d} r={r} (checks {checks})")
+        row = child(_PRODUCTION_CHILD.format(root=str(_ROOT), d=d, r=r, checks=checks), args.timeout)
+        emit({"row": "production", "d": d, "r": r, "checks": checks, **row})
+        if row.get("status") == "ok":
+            share = row["own"]
+            targets.append((f"production head ({d}, {r}): learner's share, seconds", share, 600.0))
+            targets.append((f"production head ({d}, {r}): peak RSS MiB", row["peak_rss_mb"], 8192.0))
+            targets.append((f"production head ({d}, {r}): exact, count and certificate (1 = all)",
+                            0 if (row["exact"] and row["queries"] == row["count"] and row["certificate_holds"]) else 1, 0))
     progress("cli replays")
     cli = child(_CLI_CHILD.format(root=str(_ROOT), d=16, path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "scale_cli.json")),
                 args.timeout)
