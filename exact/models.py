@@ -552,11 +552,28 @@ class SingleHead:
             return s0, c0, Wq[b][b], vq[b]
         return s0 * y, c0, Wq[b][b] * y * y, vq[b] * y
 
-    def _pair_offset(self, base: Sequence, deltas: tuple) -> tuple:
+    def _pair_offset(self, base: Sequence, deltas: tuple, deltas_fq: tuple | None = None) -> tuple:
         """``(Δᵀ(W b + c), b + vᵀ(b + Δ), 0, b + vᵀb)`` for ``[b + Δ; b]``: the first score less the query
         token's, which the softmax does not see.  ``W b`` is the remembered column of ``b``'s integer
         form (:meth:`_column`, by identity: every sketch probe of ``b`` shares it), so a probe costs
         ``O(|Δ|)``."""
+        fq = base._fq
+        dq = deltas_fq if deltas_fq is not None else tuple((j, to_fmpq(x)) for j, x in deltas)
+        if fq is not None and len(fq[0]) == 1:  # [Δ + y·e_b; y·e_b]: W's column b, read from its rows at Δ
+            ((b, y),) = fq[0]
+            Wq, vq = self._Wq, self._vq
+            s = c0 = _ZERO
+            for j, q in dq:
+                s += q * Wq[j][b]
+                c0 += q * vq[j]
+            c1 = vq[b] * y
+            s, c0 = s * y, c0 + c1
+            if self.biased:
+                cq, bq = self._cq, to_fmpq(self.b)
+                for j, q in dq:
+                    s += q * cq[j]
+                c0, c1 = c0 + bq, c1 + bq
+            return s, c0, _ZERO, c1
         last = base._int_rows[0]
         w, Dn = self._column(last)
         memo = self.__dict__.setdefault("_values", {})
@@ -571,15 +588,14 @@ class SingleHead:
         c1 = hit[1]
         vq = self._vq
         s = c0 = _ZERO
-        for j, x in deltas:
-            q = to_fmpq(x)
+        for j, q in dq:
             s += q * fmpq(w[j], Dn)
             c0 += q * vq[j]
         c0 += c1
         if self.biased:
             cq, bq = self._cq, to_fmpq(self.b)
-            for j, x in deltas:
-                s += to_fmpq(x) * cq[j]
+            for j, q in dq:
+                s += q * cq[j]
             c0, c1 = c0 + bq, c1 + bq
         return s, c0, _ZERO, c1
 

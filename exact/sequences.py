@@ -221,11 +221,12 @@ class Sequence:
         return seq
 
     @classmethod
-    def _offset_pair(cls, base: "Sequence", deltas: tuple) -> "Sequence":
+    def _offset_pair(cls, base: "Sequence", deltas: tuple, deltas_fq: tuple | None = None) -> "Sequence":
         """Trusted constructor for learners: ``[b + Δ; b]`` for the one-token ``base = [b]`` and the sparse
         ``Δ`` (sorted ``(index, nonzero Fraction)`` pairs), kept as that: its rows, ``fmpq`` rows and
         integer form are built when asked for and not kept (a d = 4096 sketch probe stays a few entries).
-        Exact evaluation reads ``Δ`` and ``b``'s own products (``SingleHead._pair``).
+        Exact evaluation reads ``Δ`` and ``b``'s own products (``SingleHead._pair``); ``deltas_fq``, if given,
+        is ``Δ`` with ``fmpq`` values (shared by the probes of one offset).
 
         >>> b = Sequence.sparse(3, [{0: 1, 2: Fraction(1, 2)}])
         >>> X = Sequence._offset_pair(b, ((1, Fraction(2)), (2, Fraction(-1, 2))))
@@ -240,7 +241,7 @@ class Sequence:
         object.__setattr__(seq, "_near", None)
         object.__setattr__(seq, "_shift", None)
         object.__setattr__(seq, "_f64", None)
-        object.__setattr__(seq, "_offset", (base, deltas))
+        object.__setattr__(seq, "_offset", (base, deltas, deltas_fq))
         return seq
 
     @property
@@ -382,7 +383,7 @@ def _rows(self) -> tuple:
         _ROWS.__set__(self, rows)
         return rows
     if rows is None and self._offset is not None:  # built afresh each time, and not kept
-        base, deltas = self._offset
+        base, deltas, _ = self._offset
         b = base.rows[0]
         token = dict(b)
         for j, x in deltas:

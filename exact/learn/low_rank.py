@@ -135,6 +135,7 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
     """
     d, p = plan.d, plan.pivot
     cache: dict = {}
+    offsets: dict = {}  # k -> u_k as (index, Fraction) and (index, fmpq) pairs, shared by its probes
     out = []
     for k, b in pairs:
         if type(b) is _Basis:  # a row probe: e_j is sparse, and so is e_j + u_k
@@ -150,8 +151,11 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
             fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
             base = cache[id(b)] = (b, Sequence._exact(d, (row,), (fq,), (int_row(row, d),)))
         # [b + u_k; b] kept as b and the offset u_k = e_k + σ_k e_p: a few entries, not d
-        offset = ((k, _ONE),) if not plan.shifts[k] else tuple(sorted(((k, _ONE), (p, Fraction(plan.shifts[k])))))
-        out.append(Sequence._offset_pair(base[1], offset))
+        offset = offsets.get(k)
+        if offset is None:
+            u = ((k, _ONE),) if not plan.shifts[k] else tuple(sorted(((k, _ONE), (p, Fraction(plan.shifts[k])))))
+            offset = offsets[k] = (u, tuple((j, fmpq(x.numerator, x.denominator)) for j, x in u))
+        out.append(Sequence._offset_pair(base[1], *offset))
     return out
 
 

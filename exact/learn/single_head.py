@@ -200,14 +200,16 @@ class ProbePlan:
                 hit = fq_pairs[id(pair)] = (pair, (pair[0], intern.fmpq(pair[1])))
             return hit[1]
 
+        # [βe_j + γu_k; βe_j] kept as the token βe_j (shared by its d probes) and the offset γu_k (shared by
+        # its d probes): a probe is a reference and a pair, its rows built only if something asks for them,
+        # and exact evaluation reads W·βe_j once per column (SingleHead._pair_offset)
         out = []
-        exact = Sequence._exact
+        offset = Sequence._offset_pair
+        ufq = [tuple(fq(t) for t in row) for row in urows]
         for j in range(d):
             query = ((j, b),)
-            query_fq = (fq(query[0]),)
-            for k in range(d):
-                row = intern.add_entry(urows[k], j, query[0])
-                out.append(exact(d, (row, query), (tuple([fq(t) for t in row]), query_fq)))
+            base = Sequence._exact(d, (query,), ((fq(query[0]),),))
+            out.extend(offset(base, urows[k], ufq[k]) for k in range(d))
         return tuple(out)
 
     def measurements(self, v, v_err=None) -> list[Measurement]:
