@@ -839,3 +839,23 @@ def test_a_degenerate_sketch_is_refused_not_used(monkeypatch):
     oracle = ExactOracle(SingleHead.random(4, seed=5, rank=2))
     with pytest.raises(InvalidArgument, match=r"^learn_low_rank: degenerate sketch for seed=3; retry with another seed$"):
         learn_low_rank(oracle, rank=2, seed=3)
+
+
+@pytest.mark.parametrize("d, r", [(12, 3), (20, 5)])
+def test_beyond_the_dense_size_the_result_is_kept_as_factors(monkeypatch, d, r):
+    """Past ``DENSE_ENTRIES`` the learned head is only its factors C·M⁻¹·Z: W is never formed, the
+    replay and the certificate hold, and it equals the truth (compared by canonical factors and, to be
+    sure, as dense matrices afterwards)."""
+    import exact.learn.low_rank as lr
+    from exact.canonical import canonical_factors
+
+    monkeypatch.setattr(lr, "DENSE_ENTRIES", 0)
+    truth = SingleHead.random(d, seed=d, rank=r)
+    oracle = ExactOracle(truth)
+    res = learn_low_rank(oracle, rank=r, seed=3, checks=0)
+    assert "_Wmat" not in res.model.__dict__ and len(res.model.__dict__["_factors"]) == 3
+    assert res.queries == oracle.count == low_rank_query_count(d, r) and res.report.holds
+    assert res.certificate.check().holds
+    assert canonical_factors(res.model) == canonical_factors(truth) and res.model.v == truth.v
+    assert [[Fraction(x) for x in row] for row in res.details["factors"]["Q"]] == [list(q) for q in canonical_factors(truth)[1]]
+    assert res.model == truth  # forms both W: the dense comparison agrees
