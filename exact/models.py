@@ -567,13 +567,7 @@ class SingleHead:
                 s += q * Wq[j][b]
                 c0 += q * vq[j]
             c1 = vq[b] * y
-            s, c0 = s * y, c0 + c1
-            if self.biased:
-                cq, bq = self._cq, to_fmpq(self.b)
-                for j, q in dq:
-                    s += q * cq[j]
-                c0, c1 = c0 + bq, c1 + bq
-            return s, c0, _ZERO, c1
+            return self._offset_biases(s * y, c0 + c1, c1, dq)
         last = base._int_rows[0]
         w, Dn = self._column(last)
         memo = self.__dict__.setdefault("_values", {})
@@ -591,7 +585,11 @@ class SingleHead:
         for j, q in dq:
             s += q * fmpq(w[j], Dn)
             c0 += q * vq[j]
-        c0 += c1
+        return self._offset_biases(s, c0 + c1, c1, dq)
+
+    def _offset_biases(self, s, c0, c1, dq) -> tuple:
+        """The pair ``(s, c0, 0, c1)`` of an offset probe, with a head's biases: ``Δᵀc`` on the score
+        difference and ``b`` on both values."""
         if self.biased:
             cq, bq = self._cq, to_fmpq(self.b)
             for j, q in dq:

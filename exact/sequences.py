@@ -209,15 +209,18 @@ class Sequence:
     def _shifted(cls, base: "Sequence", j: int, step: Fraction) -> "Sequence":
         """Trusted constructor for learners: the one-token ``base`` plus ``step·e_j``, kept as that
         (its rows and integer form are built when asked for, and not kept)."""
-        seq = cls.__new__(cls)
-        object.__setattr__(seq, "d", base.d)
-        _ROWS.__set__(seq, None)
-        object.__setattr__(seq, "_fq", None)
-        object.__setattr__(seq, "_ints", None)
-        object.__setattr__(seq, "_near", None)
+        seq = cls._lazy(base.d)
         object.__setattr__(seq, "_shift", (base, j, step))
-        object.__setattr__(seq, "_f64", None)
-        object.__setattr__(seq, "_offset", None)
+        return seq
+
+    @classmethod
+    def _lazy(cls, d: int) -> "Sequence":
+        """A sequence of dimension ``d`` whose rows and every other form are still to be set or built."""
+        seq = cls.__new__(cls)
+        object.__setattr__(seq, "d", d)
+        _ROWS.__set__(seq, None)
+        for name in ("_fq", "_ints", "_near", "_shift", "_f64", "_offset"):
+            object.__setattr__(seq, name, None)
         return seq
 
     @classmethod
@@ -233,14 +236,7 @@ class Sequence:
         >>> X.length, X.dense(), X == Sequence.from_rows([[1, 2, 0], [1, 0, "1/2"]])
         (2, [[Fraction(1, 1), Fraction(2, 1), Fraction(0, 1)], [Fraction(1, 1), Fraction(0, 1), Fraction(1, 2)]], True)
         """
-        seq = cls.__new__(cls)
-        object.__setattr__(seq, "d", base.d)
-        _ROWS.__set__(seq, None)
-        object.__setattr__(seq, "_fq", None)
-        object.__setattr__(seq, "_ints", None)
-        object.__setattr__(seq, "_near", None)
-        object.__setattr__(seq, "_shift", None)
-        object.__setattr__(seq, "_f64", None)
+        seq = cls._lazy(base.d)
         object.__setattr__(seq, "_offset", (base, deltas, deltas_fq))
         return seq
 

@@ -58,6 +58,7 @@ __all__ = [
     "symbolic_equals",
     "MAX_BLOCK_PREC",
     "block_balls",
+    "sample_ball",
 ]
 
 #: The largest working precision (bits) a block is fitted at before it is declared inconsistent.
@@ -258,11 +259,15 @@ class _Fit:
         raise PrecisionInsufficient(f"a block fit of type ({self.h}, {self.h}) at {self.prec} bits")
 
 
-def _ball(y, prec: int):
+def sample_ball(y, prec: int):
+    """The ball of a block's sample at ``prec`` bits: an oracle answer's, or a known Fraction's."""
     if isinstance(y, Fraction):
         with ctx.workprec(prec):
             return arb(y.numerator) / y.denominator
     return y.ball(prec)
+
+
+_ball = sample_ball
 
 
 class _Part:

@@ -47,6 +47,7 @@ from ..identify import identify
 from ..oracles import answer_equals
 from ..sequences import Sequence
 from .kkg_block import CONCLUSIVE_BITS, CONCLUSIVE_PREC, MAX_BLOCK_PREC, REFUTED, SINGULAR, block_balls
+from .kkg_block import sample_ball as _ball
 
 __all__ = [
     "PairCandidate",
@@ -205,13 +206,6 @@ def pair_symbolic_equals(answer, value: PairCandidate) -> bool:
         return bool(lhs.is_Rational and rhs.is_Rational and lhs == rhs)
     K, *_ = sympy.field(symbols, sympy.QQ)
     return K.from_expr(lhs) == K.from_expr(rhs)
-
-
-def _ball(y, prec: int):
-    if isinstance(y, Fraction):
-        with ctx.workprec(prec):
-            return arb(y.numerator) / y.denominator
-    return y.ball(prec)
 
 
 class _Line:

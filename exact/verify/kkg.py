@@ -190,13 +190,17 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
         for name, flags in _FLAGS.items()
         if (not name and (H < 4 or d <= 3)) or (name and H == (2 + d % 3 if d <= 3 else 2))
     )
-    fast = tuple(
-        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H + 1, **flags), H, d))
-        for d in dims[:3]
-        for H in (2, 3)
-        for name, flags in _FLAGS.items()
-        if name in ("", " shared-v")
-    )
+    def generic_and_shared_v(offset: int) -> tuple:
+        """d up to the budget's third size, H = 2, 3, generic heads and two sharing a v (the fallback)."""
+        return tuple(
+            Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H + offset, **flags), H, d))
+            for d in dims[:3]
+            for H in (2, 3)
+            for name, flags in _FLAGS.items()
+            if name in ("", " shared-v")
+        )
+
+    fast = generic_and_shared_v(1)
     sweep = tuple((d, H, seed) for d in range(1, 6) for H in (2, 3, 4) for seed in range(1))
     symbolic = tuple(
         Instance(f"d={d} H={H} dup-W", HeadsCase(MultiHead.random(d, H, seed=d + H, duplicate_w=True), H, 1))
@@ -225,13 +229,7 @@ def kkg_claims(*, budget: str = "standard") -> list[Claim]:
         if (H == 1 and name in ("", " zero-v")) or (H > 1 and (not name or H == 2 + (d + len(name)) % 3))
     )
     biased_fast = tuple(i for i in biased if i.case.heads in (2, 3) and i.case.model.d <= 3)
-    pairs = tuple(
-        Instance(f"d={d} H={H}{name}", HeadsCase(MultiHead.random(d, H, seed=10 * d + H + 2, **flags), H, d))
-        for d in dims[:3]
-        for H in (2, 3)
-        for name, flags in _FLAGS.items()
-        if name in ("", " shared-v")
-    ) + tuple(Instance(f"biases {i.name}", i.case) for i in biased
+    pairs = generic_and_shared_v(2) + tuple(Instance(f"biases {i.name}", i.case) for i in biased
               if i.case.heads == 2 and i.case.model.d <= 3 and "shared" not in i.name)
     biased_symbolic = tuple(i for i in biased if i.case.heads == 2 and i.case.model.d <= 2)
     return [
