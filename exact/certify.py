@@ -224,7 +224,7 @@ def failed_entries(
         if exact:
             pair = model._pair(q.X) if hasattr(model, "_pair") else None
             given = q.answer._pair() if pair is not None else None
-            if given is not None and (given == pair or (given[1] == pair[1] and given[3] == pair[3]
+            if given is not None and pair is not None and (given == pair or (given[1] == pair[1] and given[3] == pair[3]
                                                          and given[0] - given[2] == pair[0] - pair[2])):
                 ok = True  # the same values and score difference: the softmax does not see a common shift
             elif pair is not None:  # decide on the forms, without building the model's

@@ -106,7 +106,8 @@ class _FactorRows:
     __slots__ = ("factors", "rows")
 
     def __init__(self, factors: tuple):
-        self.factors, self.rows = factors, {}
+        self.factors: tuple = factors
+        self.rows: dict = {}
 
     def __getitem__(self, a: int) -> list:
         row = self.rows.get(a)
@@ -285,7 +286,7 @@ class SingleHead:
         return core + tuple(x / s for x in self.c) + (self.b,) if self.biased else core
 
     @cached_property
-    def _Wq(self) -> list:
+    def _Wq(self) -> Any:  # a list of rows, or the rows of a factored head made when first read
         if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:  # rows of A·B, each made when first read
             return _FactorRows(self.__dict__["_factors"])
         if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions
@@ -733,7 +734,7 @@ class SingleHead:
                 B = [[draw() for _ in range(d)] for _ in range(rank)]
                 # kept as its factors: W's d² entries are formed only when asked for (in flint; the
                 # Fraction products took 77 s at d = 1024, rank 32)
-                W = (QMatrix.from_rows(A), QMatrix.from_rows(B)) if rank else QMatrix.zeros(d, d)
+                W = (QMatrix.from_rows(A), QMatrix.from_rows(B)) if rank else QMatrix.zeros(d, d)  # type: ignore[assignment]
         v = [draw() for _ in range(d)]
         for _ in range(1000):  # redraw zeros: only v_zeros entries may be zero
             if all(v):

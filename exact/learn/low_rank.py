@@ -103,6 +103,7 @@ class _Basis(list):
     """The basis vector ``e_j`` as a list of Fractions that knows its ``j`` (probes on it are sparse)."""
 
     __slots__ = ("j",)
+    j: int
 
 
 def _basis(d: int, j: int) -> list[Fraction]:
@@ -147,9 +148,9 @@ def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
             continue
         base = cache.get(id(b))
         if base is None:  # the one-token [b], with its fmpq and integer forms, shared by b's d probes
-            row = tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
-            fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
-            base = cache[id(b)] = (b, Sequence._exact(d, (row,), (fq,), (int_row(row, d),)))
+            dense_row = tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
+            fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in dense_row)
+            base = cache[id(b)] = (b, Sequence._exact(d, (dense_row,), (fq,), (int_row(dense_row, d),)))
         # [b + u_k; b] kept as b and the offset u_k = e_k + σ_k e_p: a few entries, not d
         offset = offsets.get(k)
         if offset is None:

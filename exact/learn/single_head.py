@@ -203,7 +203,7 @@ class ProbePlan:
         # [βe_j + γu_k; βe_j] kept as the token βe_j (shared by its d probes) and the offset γu_k (shared by
         # its d probes): a probe is a reference and a pair, its rows built only if something asks for them,
         # and exact evaluation reads W·βe_j once per column (SingleHead._pair_offset)
-        out = []
+        out: list = []
         offset = Sequence._offset_pair
         ufq = [tuple(fq(t) for t in row) for row in urows]
         for j in range(d):

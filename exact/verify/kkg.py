@@ -72,7 +72,7 @@ def _pairs_check(case: HeadsCase) -> Verdict:
     """The pair plan: exact, at its count on generic instances (at most the paper's where a group fell back),
     and within 1.5× the parameter count wherever it ran without fallback."""
     biased = case.model.biased
-    r, counted, exact, why = _run(case, "multi-head-pairs", **({"biases": True} if biased else {}))
+    r, counted, exact, why = _run(case, "multi-head-pairs", biases=biased)
     d, H = case.model.d, case.heads
     pairs, paper = (KKG_PAIRS_BIASED, KKG_BIASED) if biased else (KKG_PAIRS, KKG_PAPER)
     lower = (KKG_LOWER_BIASED if biased else KKG_LOWER)(d=d, H=H)
