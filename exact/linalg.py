@@ -194,8 +194,10 @@ class QMatrix:
 
     def independent(self) -> tuple[list[int], list[int]]:
         """``(rows, cols)``: a nonsingular square submatrix of the largest size, so ``len(cols)`` is the
-        exact rank; the first independent columns, then the first independent rows among those
-        columns, as an exact row echelon form would give them.
+        exact rank; the first independent columns modulo the prime, then the first independent rows
+        among those columns.  These are the pivots an exact row echelon form gives unless the prime
+        divides one of its minors (then a later, still independent, choice: the minor is proved
+        nonsingular and of the largest size either way).
 
         The search runs modulo the prime :data:`PRIME` (an exact rref of a tall matrix of high-height
         rationals costs seconds at d = 1024), and the answer is then **proved** over ℚ: the minor on

@@ -141,3 +141,60 @@ def test_two_heads_with_one_pole_are_degenerate():
         model_pair(merged, UA, UB, Q, labels)
     with pytest.raises(FewerPoles, match="not the model's heads"):
         model_pair(merged, UA, UB, Q, [(F(1), F(1, 8)), (F(0), F(1, 8))])
+
+
+def _targeted(seed: int = 3):
+    """Two heads built against the probe seed (an adversarial review's construction): W_2 = W_1 + a·bᵀ with
+    bᵀq_1 = 0, so they coincide on the first group's final token."""
+    import random
+
+    from exact.learn.multi_head import Probes
+
+    q1 = Probes.draw(2, random.Random(seed)).q[0]
+    W1 = [[F(1), F(2)], [F(0), F(1)]]
+    b, a = [q1[1], -q1[0]], [F(1), F(-1)]
+    W2 = [[W1[i][j] + a[i] * b[j] for j in range(2)] for i in range(2)]
+    return MultiHead([(W1, [1, 2]), (W2, [3, -1])], d=2)
+
+
+def test_a_first_group_merged_by_the_seed_is_redrawn_not_blamed_on_the_oracle():
+    """The pair line refutes the first group's (merged) heads: the probes are redrawn, as in the fast plan."""
+    truth = _targeted()
+    r = learn_multi_head(ExactOracle(truth), heads=2, method="pairs", seed=3, checks=0)
+    assert r.model == canonical_form(truth) and r.details["redraws"] == 1 and r.certificate.check().holds
+
+
+@pytest.mark.parametrize("biases", [False, True])
+def test_a_model_with_no_canonical_heads(biases):
+    """Every v = 0: no pole on any line; the pair lines are the constant b + qᵀV, at the plan's count."""
+    truth = MultiHead([([[1, 2], [3, 4]], [0, 0])], d=2)
+    for H in (1, 2):
+        r, counted = _learn(truth, H, seed=3, biases=biases)
+        assert r.model.H == 0 and r.model == canonical_form(truth) and counted == pairs_query_count(2, H, biases)
+        assert r.certificate.check().holds
+
+
+def test_a_model_built_against_the_seed_is_the_stated_assumption_and_the_checks_catch_it():
+    """An adversarial review merged two heads on the first group's token *and* their poles on the one pair
+    line of the second group (θ is free, so a merged pole reads as one head): with checks=0 the result is one
+    head, and it states the genericity it rests on; the default verification queries refuse it."""
+    import random
+
+    from exact.learn.multi_head import GENERIC, Probes, _dot
+    from exact.linalg import QMatrix
+
+    pr = Probes.draw(2, random.Random(3))
+    (q1, q2), (wa, wb) = pr.q, pr.w
+    W1, v1 = [[F(1), F(2)], [F(0), F(1)]], [F(1), F(2)]
+    v2 = [wb[1], -wb[0]]  # w_b ⟂ v_2
+    V = [x + y for x, y in zip(v1, v2)]
+    eps = F(1, 1 << label_scale([_dot(wa, V)], [_dot(wb, V)]))
+    beta = _dot(wb, [F(int(x.p), int(x.q)) for x in QMatrix.from_rows(W1).matvec(list(q2))])
+    z = [F(int(x.p), int(x.q)) for x in QMatrix.from_rows([list(wa), list(wb)]).inv().matvec([-eps * beta, -2 * beta])]
+    D = QMatrix.from_columns([[F(0), F(0)], z]) @ QMatrix.from_columns([list(q1), list(q2)]).inv()
+    W2 = [[W1[i][k] + F(int(D.entry(i, k).p), int(D.entry(i, k).q)) for k in range(2)] for i in range(2)]
+    truth = MultiHead([(W1, v1), (W2, v2)], d=2)
+    r = learn_multi_head(ExactOracle(truth), heads=2, method="pairs", seed=3, checks=0)
+    assert r.model != canonical_form(truth) and GENERIC in r.assumptions  # the stated assumption is what fails
+    with pytest.raises(OracleInconsistent, match="verification queries.*" + "probes generic"):
+        learn_multi_head(ExactOracle(truth), heads=2, method="pairs", seed=3, check_seed=0)

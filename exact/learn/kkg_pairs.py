@@ -22,7 +22,12 @@ interval ``J_h``.  The learner scales ``u_b − q`` by ``2^{-j}`` (which scales 
 ``s_b``) until the ``J_h`` are pairwise disjoint and exclude 0 (:func:`label_scale`).  Then
 each pole's residue lies in exactly one ``J_h``, which names its head, and no head's pole can
 vanish (``C_h ≠ 0``).  This holds for *every* model whose canonical heads have these ``v_h``:
-the labels are a proof, not a genericity assumption.
+given the heads of the first group, the labels are a proof, not a further genericity
+assumption.  The first group's heads themselves rest on the probes being generic (two heads
+with one ``W_h q_1`` look like one there), as in the fast plan; unlike the fast plan's named
+blocks, whose residues must equal their predictions exactly, a pair line cannot expose such a
+merge when the adversary also merges its poles (the residue's θ is free), so only the
+verification queries catch a model built against a known seed.
 
 **Exactness.**  With ``A`` known, 2H samples (``k = 0 .. 2H − 1``) determine a type-(H, H)
 function: two such functions with one limit that agree at 2H points have a difference whose
@@ -383,10 +388,13 @@ def _confirm(line: _Line, samples, labels, base: Fraction, equals, prec: int) ->
         result.append(tuple((sa, sb) for sa, sb, _, _ in heads))
         return []
 
-    try:
-        identify(parts, confirm=confirm)
-    except PrecisionInsufficient:
-        pass
+    if not parts:  # no heads: the line must be the constant b + qᵀV at every sample
+        confirm([], [])
+    else:
+        try:
+            identify(parts, confirm=confirm)
+        except PrecisionInsufficient:
+            pass
     if result:
         return result[0]
     narrow = all(b.rad() < arb(2) ** -CONCLUSIVE_BITS for pair in line.heads for b in pair)

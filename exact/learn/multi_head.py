@@ -250,6 +250,8 @@ class _OracleBlocks:
                                 prec=self.prec, max_prec=self.max_prec)
         except FewerPoles as e:
             raise _Degenerate(str(e)) from None
+        except OracleInconsistent as e:  # no model with the first group's heads gives this line: those heads
+            raise _Degenerate(f"a pair line refutes the first group's heads ({e})") from None  # may be merged
         self.blocks += 1
         return got
 
