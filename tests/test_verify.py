@@ -72,7 +72,8 @@ def test_claims_selection():
     lemmas = [c.name for c in claims(("lemmas",), budget="quick")]
     assert [n.split(":")[0] for n in lemmas] == ["Logit primitive", "Oddness of attention", "Transformer odd part",
                                                  "Token copy", "Lemma A.1", "Biases", "Transformer inversion",
-                                                 "Theorem 4.1 decoding", "Proposition 7.1"]
+                                                 "Theorem 4.1 decoding", "Proposition 7.1",
+                                                 "Pair line"]
     noisy = [c.name for c in claims(("6.1",), budget="quick")]
     assert any("App. B threshold" in n for n in noisy) and sum("certified bound" in n for n in noisy) == 10
     assert any(n.startswith("Thm 6.1 refine (2x queries)") for n in noisy)

@@ -151,6 +151,14 @@ def _false_lemma_a1(monkeypatch):
     monkeypatch.setattr(proofs, "prove_lemma_a1", functools.partial(proofs.prove_lemma_a1, bound=Fraction(17, 4)))
 
 
+def _false_pair_pole(monkeypatch):
+    """The pair line's pole R_h = r_h/(1 + t_h) off by 1e-30 (a false statement)."""
+    import proofs
+
+    pole = lambda r, t: r / (1 + t) + sympy.Rational(1, 10**30)  # noqa: E731
+    monkeypatch.setattr(proofs, "prove_pair_line", functools.partial(proofs.prove_pair_line, pole=pole))
+
+
 def _coq_rejects(monkeypatch):
     """Coq rejects a file (as it does a false variant of a statement)."""
     from proofs import coq_check
@@ -251,6 +259,7 @@ PERTURBATIONS = {
     "KKG26: symbolic mode": [L("multi-head", EXACT), L("multi-head", COUNT)],
     "KKG26 (beyond): fast plan exact": [L("multi-head-fast", EXACT), L("multi-head-fast", COUNT)],
     "KKG26 (beyond): fast plan median": [L("multi-head-fast", EXACT), L("multi-head-fast", _doubled)],
+    "KKG26 (beyond): pair plan exact": [L("multi-head-pairs", EXACT), L("multi-head-pairs", COUNT)],
     "KKG26: a too-small H bound": [L("multi-head", SWALLOW)],
     "KKG26: float mode": [L("multi-head", BOUND), L("multi-head", COUNT)],
     "KKG26 with biases (beyond): canonical form exactly": [L("multi-head", EXACT), L("multi-head", COUNT)],
@@ -271,6 +280,7 @@ PERTURBATIONS = {
     "Lemma A.1": [_false_lemma_a1, _coq_rejects],
     "Theorem 4.1 decoding": [_coq_rejects],
     "Proposition 7.1: f is the map of its canonical form": [_bad_family, _coq_rejects],
+    "Pair line": [_false_pair_pole],
     "Biases: exact W, c, v, b in d²+2d+1 queries": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
     "Biases: float64 oracle + float32 grid": [L("single-head-biased", EXACT), L("single-head-biased", COUNT)],
     "Biases: float mode error": [L("single-head-biased", BOUND), L("single-head-biased", COUNT)],

@@ -196,7 +196,7 @@ def test_identities_round_trip_through_rows_task_and_resume(tmp_path, capsys):
     saved.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert cli.main(["verify", "lemmas", "--budget", "quick", "--json", "--quiet", "--resume", str(saved)]) == 0
     again = _rows(capsys.readouterr().out)
-    assert [r["task"] for r in again if r["row"] == "claim"] == [f"lemmas:{i}" for i in range(9)]
+    assert [r["task"] for r in again if r["row"] == "claim"] == [f"lemmas:{i}" for i in range(10)]
     reused = [r for r in again if r["row"] == "claim" and r["task"] in ("lemmas:3", "lemmas:4")]
     assert reused == claim_rows  # as they were, seconds included
     # a row whose identity names another claim of this sweep is refused
