@@ -106,6 +106,76 @@ print(json.dumps({{
 }}))
 """
 
+_PRODUCTION_FLOAT_CHILD = r"""
+import gc, json, math, resource, sys, time
+sys.path.insert(0, {root!r})
+import numpy as np
+import torch
+from exact import CallableOracle, learn_low_rank
+from exact.learn.low_rank import low_rank_query_count
+d, r, accuracy = {d}, {r}, {accuracy!r}
+torch.manual_seed(0)
+# a real float64 nn.MultiheadAttention of the shape (d heads of r): head 0 is the black box
+mha = torch.nn.MultiheadAttention(d, d // r, bias=False, dtype=torch.float64).eval()
+w = torch.randn(d, dtype=torch.float64)
+
+
+class OneHead(torch.nn.Module):
+    # head 0 of mha with its share of the output map, read out by w: the module's own projections
+    def __init__(self):
+        super().__init__()
+        self.q, self.k, self.v = (torch.nn.Linear(d, r, bias=False, dtype=torch.float64) for _ in range(3))
+        self.o = torch.nn.Linear(r, d, bias=False, dtype=torch.float64)
+        with torch.no_grad():
+            for i, lin in enumerate((self.q, self.k, self.v)):
+                lin.weight.copy_(mha.in_proj_weight[i * d:i * d + r])
+            self.o.weight.copy_(mha.out_proj.weight[:, :r])
+
+    def forward(self, x):  # (B, N, d): the last token queries
+        a = torch.nn.functional.scaled_dot_product_attention(self.q(x[:, -1:]), self.k(x), self.v(x))
+        return self.o(a[:, 0]) @ w
+
+
+head = OneHead().eval()
+with torch.no_grad():
+    Wq, Wk, Wv, Wo = (m.weight.numpy().copy() for m in (head.q, head.k, head.v, head.o))
+W_true = Wk.T @ Wq / math.sqrt(r)  # s_i = x_iᵀ W x_N
+v_true = Wv.T @ (Wo.T @ w.numpy())
+del mha
+gc.collect()
+
+
+def answer(X):
+    with torch.no_grad():
+        return head(torch.from_numpy(X)).numpy()
+
+
+oracle = CallableOracle(answer, d=d, accuracy=accuracy, batched=True)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t, c = time.perf_counter(), time.process_time()
+res = learn_low_rank(oracle, rank=r, seed=1)
+seconds, cpu = time.perf_counter() - t, time.process_time() - c
+s = dict(res.seconds)
+m = res.model
+factors = m.__dict__.get("_factors")
+if factors is not None:
+    W = np.array([[float(x) for x in row] for row in factors[0].rows()]) @ np.array(
+        [[float(x) for x in row] for row in factors[1].rows()])
+else:
+    W = np.array([[float(x) for x in row] for row in m.W])
+err = float(np.abs(W - W_true).max())
+v_err = float(np.abs(np.array([float(x) for x in m.v]) - v_true).max())
+print(json.dumps({{
+    "seconds": seconds, "cpu_seconds": cpu, "phases": {{k: round(v, 4) for k, v in s.items()}},
+    "own": s["total"] - s["query"], "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "module_rss_mb": base / 1024, "queries": res.queries, "count": low_rank_query_count(d, r),
+    "accuracy": accuracy, "max_error_W": err, "max_error_v": v_err, "estimate": res.error_estimate,
+    "within": max(err, v_err) <= res.error_estimate,
+    "relative_error_W": float(np.linalg.norm(W - W_true) / np.linalg.norm(W_true)),
+    "factored": factors is not None, "assumptions": list(res.assumptions),
+}}))
+"""
+
 _CLI_CHILD = r"""
 import contextlib, io, json, sys
 sys.path.insert(0, {root!r})

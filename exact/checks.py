@@ -26,7 +26,7 @@ CHOSEN_SEED = "independent of the check seed (which the caller chose)"
 SEED_ASSUMPTIONS = (FRESH_SEED, CHOSEN_SEED)
 
 
-def check_sequences(model: Model, n: int, seed: int) -> list[Sequence]:
+def check_sequences(model: Model, n: int, seed: int, *, magnitude: int | None = None) -> list[Sequence]:
     """``n`` random verification sequences of lengths 3, 4, 3, 4, ... (or the model's
     ``query_length``, for a model queried on sequences of one length only).
 
@@ -35,12 +35,16 @@ def check_sequences(model: Model, n: int, seed: int) -> list[Sequence]:
     typically of order 1 and answers do not saturate the softmax.  The last token is
     never 0, and the tokens of a sequence are pairwise distinct (a sequence of equal tokens
     has the same value under every attention model).  The sequences are a function of the
-    model and the seed, so a certificate can rebuild them and compare.
+    model and the seed, so a certificate can rebuild them and compare.  ``magnitude``, if given,
+    is the ``e`` with ``|W_ij| < 2^e`` to scale by (a float result's, from its float64 view, with no
+    certificate to rebuild them), in place of the model's exact :meth:`magnitude_bits`.
     """
     rng = np.random.default_rng(seed)
     d = model.d
     # |W_ij| < 2^e with e from bit lengths (integers only: cheap at any d).
-    if hasattr(model, "magnitude_bits"):
+    if magnitude is not None:
+        e = magnitude
+    elif hasattr(model, "magnitude_bits"):
         e = model.magnitude_bits()
     else:
         e = max((x.numerator.bit_length() - x.denominator.bit_length() + 1 for x in model.parameters()), default=0)

@@ -162,6 +162,24 @@ class QMatrix:
         out = self._m * col
         return [out[i, 0] for i in range(out.nrows())]
 
+    def denominator(self) -> int:
+        """The least common denominator of the entries (1 for an empty matrix).
+
+        >>> QMatrix.from_rows([["1/2", "-3/4"], [0, 5]]).denominator()
+        4
+        """
+        return int(self._m.numer_denom()[1])
+
+    def max_abs(self) -> Fraction:
+        """The largest absolute value of an entry (0 for an empty matrix).
+
+        >>> QMatrix.from_rows([["1/2", "-3/4"], [0, 5]]).max_abs(), QMatrix(0, 0).max_abs()
+        (Fraction(5, 1), Fraction(0, 1))
+        """
+        num, den = self._m.numer_denom()
+        top = max((abs(int(x)) for x in num.entries()), default=0)
+        return Fraction(top, int(den))
+
     def det(self) -> fmpq:
         """The exact determinant of a square matrix."""
         return self._m.det()

@@ -143,6 +143,23 @@ def _factored_size(A: QMatrix, B: QMatrix) -> tuple[int, int] | None:
     return top // G, Da * Db // G
 
 
+def _rowwise_size(factors: tuple) -> tuple[int, int]:
+    """``(max |W_int|, D_W)`` of ``W = F_1·…·F_k`` one row at a time: each row of ``W`` exactly (in flint,
+    left to right), its least common denominator and largest entry; ``D_W`` is the lcm of the rows',
+    and ``max |W_int| = max |W_ij|·D_W``.  O(d·r·d) work like forming W, but O(d) memory."""
+    first = factors[0]
+    D, top = 1, Fraction(0)
+    for a in range(first.shape[0]):
+        M = first.submatrix([a], range(first.shape[1]))
+        for F in factors[1:]:
+            M = M @ F
+        den = M.denominator()
+        big = M.max_abs()
+        D = D * den // math.gcd(D, den)
+        top = max(top, big)
+    return int(top * D), D
+
+
 @dataclass(frozen=True)
 class SingleHead:
     """A single softmax-attention head with exact parameters ``W`` (d×d) and ``v`` (d), and
@@ -343,6 +360,40 @@ class SingleHead:
         except OverflowError:
             raise InvalidNumber("model: an entry of W or v is beyond float64's range (about 1.8e308)") from None
 
+    @cached_property
+    def _float_view(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, v)`` in float64 for float-mode evaluation (computed once): :meth:`to_numpy`, except that a
+        head kept as its factors gives the float64 product of its factors' roundings (within a few
+        units in the last place times r of ``W``; its ``d²`` exact entries are never formed).  Float
+        checks read this; anything that must match another float64 computation bit for bit reads
+        :meth:`to_numpy`."""
+        factors = self.__dict__.get("_factors")
+        if factors is None or "_Wmat" in self.__dict__ or "W" in self.__dict__:
+            return self.to_numpy()
+        try:
+            mats = [np.array([[float(x) for x in row] for row in F.rows()]) for F in factors]
+        except OverflowError:
+            raise InvalidNumber("model: a factor of W has an entry beyond float64's range") from None
+        W = mats[-1]
+        for F in reversed(mats[:-1]):
+            W = F @ W
+        return W, np.array([float(x) for x in self.v])
+
+    def float_magnitude_bits(self) -> int:
+        """An integer ``e`` with every ``|W_ij|, |v_i| < 2^e`` up to float64 rounding, from
+        :attr:`_float_view` (cheap for a head kept as factors, where :meth:`magnitude_bits` is exact
+        and costs a pass over W's exact rows).
+
+        >>> SingleHead([[3, 0], [0, "1/8"]], [1, -5]).float_magnitude_bits()
+        3
+        """
+        W, v = self._float_view
+        top = max(float(np.abs(W).max(initial=0.0)), float(np.abs(v).max(initial=0.0)))
+        if self.biased:
+            c, b = self.biases_numpy()
+            top = max(top, float(np.abs(c).max(initial=0.0)), abs(b))
+        return math.frexp(top * (1 + 2**-40))[1] if top else 0
+
     def biases_numpy(self) -> tuple[np.ndarray, float]:
         """``(c, b)`` in float64 (rounded).
 
@@ -428,10 +479,9 @@ class SingleHead:
         ``D_W = D_A D_B / G`` and ``max |W_int| = max |P| / G`` with ``G = gcd(D_A D_B, all P_ij)``.
         """
         factors = self.__dict__.get("_factors")
-        if factors is not None and "_Wmat" not in self.__dict__ and len(factors) == 2:
-            got = _factored_size(*factors)
-            if got is not None:
-                return got
+        if factors is not None and "_Wmat" not in self.__dict__:
+            got = _factored_size(*factors) if len(factors) == 2 else None
+            return got if got is not None else _rowwise_size(factors)
         Wint, Dw = self._int_form[:2]
         top = max((max(row, default=0) for row in Wint), default=0)
         low = min((min(row, default=0) for row in Wint), default=0)

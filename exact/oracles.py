@@ -34,7 +34,7 @@ from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBud
 from .expfield import ExpPoly, ExpRatio, ExpSum, softmax2_approx
 from .floateval import evaluate_float, evaluate_sequences
 from .numbers import to_fmpq, to_fraction
-from .sequences import Sequence, as_sequence
+from .sequences import Sequence, as_sequence, is_float64
 
 __all__ = [
     "BaseOracle",
@@ -522,12 +522,15 @@ class CallableOracle(BaseOracle):
 
     def _as_sent(self, seq: Sequence, seen: dict | None = None) -> Sequence:
         """The sequence after rounding to float64, which is what ``fn`` really sees."""
+        cheap = seq._float64_exact()
+        if cheap is not None:  # a float64-backed sequence or offset pair: no need to walk d entries
+            return seq if cheap else Sequence._floats(seq.to_numpy())
         seen = {} if seen is None else seen
         for r in seq.rows:
             for _, q in r:
                 hit = seen.get(id(q))
                 if hit is None or hit[0] is not q:
-                    hit = seen[id(q)] = (q, _is_float64(q))
+                    hit = seen[id(q)] = (q, is_float64(q))
                 if not hit[1]:
                     break
             else:
@@ -581,12 +584,6 @@ class CallableOracle(BaseOracle):
 
 #: The most sequences a batched function receives in one call.
 MAX_BATCH = 4096
-
-
-def _is_float64(q: Fraction) -> bool:
-    """Whether ``q`` is a float64 value (a cheap, sufficient test: 53-bit numerator, power-of-two denominator)."""
-    den = q.denominator
-    return den & (den - 1) == 0 and den.bit_length() < 1000 and q.numerator.bit_length() <= 53
 
 
 class FloatOracle(CallableOracle):

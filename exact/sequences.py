@@ -303,6 +303,8 @@ class Sequence:
         """The tokens as an ``N × d`` float array (rounded to ``dtype``)."""
         if self._f64 is not None and np.dtype(dtype) == np.float64:
             return self._f64.copy()
+        if self._offset is not None and self._offset[0]._f64 is not None and np.dtype(dtype) == np.float64:
+            return self._offset_numpy()
         a = np.zeros((self.length, self.d), dtype=dtype)
         if np.dtype(dtype) == np.float64:
             for i, r in enumerate(self.rows):
@@ -322,6 +324,35 @@ class Sequence:
                     raise InvalidNumber(f"X[{i}][{j}]: the value does not fit {np.dtype(dtype).name}")
                 a[i, j] = float(g)
         return a
+
+    def _offset_numpy(self) -> np.ndarray:
+        """``[b + Δ; b]`` as float64 for an offset pair whose base is a float64 token: the base copied,
+        and each entry ``Δ`` touches rounded from its exact value (as :meth:`to_numpy` rounds any entry)."""
+        base, deltas, _ = self._offset
+        b = base._f64[0]
+        a = np.stack([b, b])
+        for j, x in deltas:
+            q = Fraction(float(b[j])) + x
+            try:
+                a[0, j] = q.numerator / q.denominator  # int/int division is correctly rounded
+            except OverflowError:
+                raise InvalidNumber(f"X[0][{j}]: the value does not fit float64") from None
+        return a
+
+    def _float64_exact(self) -> bool | None:
+        """Whether every entry is a float64 value, when that is cheap to tell (``None`` when it is not):
+        a float64-backed sequence is; an offset pair of a float64 base is when the entries its ``Δ``
+        touches are."""
+        if self._f64 is not None:
+            return True
+        if self._offset is not None and self._offset[0]._f64 is not None:
+            base, deltas, _ = self._offset
+            b = base._f64[0]
+            for j, x in deltas:
+                if not is_float64(Fraction(float(b[j])) + x):
+                    return False
+            return True
+        return None
 
     def __neg__(self) -> "Sequence":
         return Sequence(self.d, tuple(tuple((j, -q) for j, q in r) for r in self.rows))
@@ -442,6 +473,12 @@ def int_row(row: tuple, d: int) -> tuple:
             dense[j] = x.numerator * (D // x.denominator)
         return D, dense, None
     return D, None, [(j, x.numerator * (D // x.denominator)) for j, x in row]
+
+
+def is_float64(q: Fraction) -> bool:
+    """Whether ``q`` is a float64 value (a cheap, sufficient test: 53-bit numerator, power-of-two denominator)."""
+    den = q.denominator
+    return den & (den - 1) == 0 and den.bit_length() < 1000 and q.numerator.bit_length() <= 53
 
 
 def as_sequence(X, *, d: int | None = None) -> Sequence:

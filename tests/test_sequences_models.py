@@ -550,3 +550,31 @@ def test_a_head_kept_as_factors_answers_as_its_dense_form():
             oracle.query_batch(seqs)
             assert failed_entries(other, oracle.transcript) == []
         assert h.rank == dense.rank and h == dense
+
+
+def test_the_integer_size_of_a_factored_head_is_exact_row_by_row_when_one_float_product_could_round():
+    """Chains of three factors, and two factors whose integer product exceeds 2^53, take the row-wise
+    path: the same ``(max |W_int|, D_W)`` and magnitude as the dense head (the verification
+    queries' scale, which a certificate rebuilds from the dense W)."""
+    import random as _random
+
+    from exact.linalg import QMatrix
+
+    g = _random.Random(7)
+    for trial in range(30):
+        d, r = g.randint(1, 6), g.randint(1, 3)
+        big = 2**60 if trial % 2 else 1
+
+        def rnd(rows, cols, big=big):
+            return QMatrix.from_rows([[Fraction(g.randint(-9, 9) * big, g.randint(1, 9)) for _ in range(cols)]
+                                      for _ in range(rows)])
+
+        factors = (rnd(d, r), rnd(r, r), rnd(r, d)) if trial % 3 else (rnd(d, r), rnd(r, d))
+        v = [Fraction(g.randint(1, 5), g.randint(1, 4)) for _ in range(d)]
+        h = SingleHead._from_factors(factors, v)
+        W = factors[0]
+        for F in factors[1:]:
+            W = W @ F
+        dense = SingleHead(W.rows(), v)
+        assert h._w_size() == dense._w_size() and h.magnitude_bits() == dense.magnitude_bits()
+        assert "_Wmat" not in h.__dict__ and "W" not in h.__dict__

@@ -34,6 +34,7 @@ import numpy as np
 from ..arith import Arithmetic, get_arithmetic
 from ..certify import failed_entries, make_certificate
 from ..checks import CHOSEN_SEED, FRESH_SEED, check_sequences
+from ..floateval import evaluate_float
 from ..errors import CertificateInvalid, InvalidArgument, InvalidNumber, OracleInconsistent
 from ..numbers import format_rational, to_fraction
 from ..oracles import BaseOracle, ExactAnswer, Query
@@ -362,7 +363,9 @@ class Run:
     def _verify(self, model, error_estimate, conditions) -> tuple:
         """Ask the verification queries and decide them; raise OracleInconsistent on a mismatch."""
         t = time.perf_counter()
-        seqs = check_sequences(model, self.checks, self.check_seed)
+        # a float result's checks are scaled from its float64 view (its exact size can cost a pass over W)
+        bits = getattr(model, "float_magnitude_bits", None) if not self.arith.exact else None
+        seqs = check_sequences(model, self.checks, self.check_seed, magnitude=bits() if bits else None)
         t_ask = time.perf_counter()
         _, entries = self._answers(seqs)
         answering = time.perf_counter() - t_ask  # the oracle's time, not the check's
@@ -399,12 +402,19 @@ def _within_float_bound(model, q, oracle, eps: float) -> bool:
     y = float(q.answer)
     norms = np.abs(X).sum(axis=1)
     bound = 0.0
-    for head in getattr(model, "heads", (model,)):  # a sum of heads: the heads' bounds add up
-        _, v = head.to_numpy()
+    heads = getattr(model, "heads", (model,))
+    for head in heads:  # a sum of heads: the heads' bounds add up
+        _, v = head._float_view if hasattr(head, "_float_view") else head.to_numpy()
         biased = getattr(head, "biased", False)  # c moves each score by at most ε‖x_i‖₁, b the value by ε
         delta = eps * float(norms.max() * (norms[-1] + biased))
         c = X @ v
         spread = float(c.max() - c.min())
         bound += math.expm1(min(2 * delta, 700.0)) * spread / 2 + eps * float(norms.max() + biased)
     tolerance = 4 * bound + float(oracle.error_bound(q.answer)) + 1e-12 * (1 + abs(y))
-    return abs(float(model.float(X)) - y) <= tolerance
+    if len(heads) == 1 and hasattr(model, "_float_view"):  # a single head: its float64 view, computed once
+        W, v = model._float_view
+        c, b = model.biases_numpy() if model.biased else (None, 0.0)
+        got = evaluate_float(W, v, X, c=c, b=b) if model.biased else evaluate_float(W, v, X)
+    else:
+        got = model.float(X)
+    return abs(float(got) - y) <= tolerance

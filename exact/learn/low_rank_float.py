@@ -27,6 +27,7 @@ the exact learner.
 
 from __future__ import annotations
 
+import math
 import secrets
 from dataclasses import dataclass
 from fractions import Fraction
@@ -49,6 +50,9 @@ TRUST = 1e-3
 #: Without a rank, the sketch stops growing at a column whose singular value is within the noise
 #: and at least this factor below the one before.
 GAP = 1e3
+#: Beyond this many entries of W (d > 256) the result is kept as its two factors, ``W = (YC⁻¹)·Z``:
+#: forming d² rationals from floats costs more than the whole plan's own work.
+DENSE_ENTRIES = 1 << 16
 _START = Fraction(1, 2)  # the first probe scale β = γ (that of |W_ij| <= 1)
 
 
@@ -66,6 +70,33 @@ def _greedy_rows(M: np.ndarray, r: int) -> list[int]:
         q = R[i] / norms[i]
         R = R - np.outer(R @ q, q)
     return sorted(out)
+
+
+class _Shear:
+    """The probe basis ``U = I + σ e_pᵀ`` (``u_k = e_k + σ_k e_p``, ``σ_p = 0``), applied without forming it:
+    ``U⁻¹ = I − σ e_pᵀ``, and ``‖U‖₂ = ‖U⁻¹‖₂ = (|σ| + √(|σ|² + 4))/2`` (on the plane of ``e_p`` and
+    ``σ ⟂ e_p`` it is the shear ``[[1, 0], [|σ|, 1]]``; elsewhere the identity).
+
+    >>> from exact.learn.single_head import ProbePlan
+    >>> sh = _Shear(ProbePlan.choose([4.0, 0.0, 1.0]))
+    >>> U = np.eye(3) + np.outer(sh.sigma, np.eye(3)[sh.pivot])
+    >>> bool(np.allclose(sh.inv(U), np.eye(3))), bool(np.isclose(sh.norm, np.linalg.norm(U, 2)))
+    (True, True)
+    """
+
+    def __init__(self, plan: ProbePlan):
+        self.pivot = plan.pivot
+        self.sigma = np.array([float(x) for x in plan.shifts])
+        a = float(np.linalg.norm(self.sigma))
+        self.norm = (a + math.sqrt(a * a + 4)) / 2
+
+    def inv(self, M: np.ndarray) -> np.ndarray:
+        """``U⁻¹ M``."""
+        return M - np.outer(self.sigma, M[self.pivot])
+
+    def inv_abs(self, M: np.ndarray) -> np.ndarray:
+        """``|U⁻¹| M`` for ``M >= 0`` entrywise."""
+        return M + np.outer(np.abs(self.sigma), M[self.pivot])
 
 
 @dataclass(frozen=True)
@@ -106,6 +137,9 @@ class _Probes:
         self.uc = np.zeros(plan.d)
         self.duc = np.zeros(plan.d)
         self.rescaled = 0
+        self._va, self._va_err = np.array(v, dtype=float), np.array(v_err, dtype=float)
+        self._bases: dict = {}
+        self._deltas: dict = {}  # (k, scale) -> the offset g·u_k, its slope and the slope's error
 
     def shifts(self) -> tuple[np.ndarray, np.ndarray]:
         """``u_kᵀc`` for every ``k`` from ``[γu_k; 0]`` (the zero token's score is 0), and the errors."""
@@ -129,22 +163,40 @@ class _Probes:
         self.uc, self.duc = self.arith.logits(answers, meas)
         return self.uc, self.duc
 
-    def _one(self, k: int, b: list, g: Fraction) -> tuple:
-        d, p, sh = self.plan.d, self.plan.pivot, self.plan.shifts
-        top = {j: g * x for j, x in enumerate(b) if x}
-        for j, delta in ((k, 1), (p, sh[k])):
-            if delta:
-                top[j] = top.get(j, Fraction(0)) + delta * g
-        base = self.b + g * sum(float(x) * vj for x, vj in zip(b, self.v))
-        base_err = self.b_err + float(g) * sum(abs(float(x)) * e for x, e in zip(b, self.v_err))
-        s = self.v[k] + sh[k] * self.v[p]
-        e = self.v_err[k] + abs(sh[k]) * self.v_err[p]
-        seq = Sequence.sparse(d, [{j: x for j, x in top.items() if x}, {j: g * x for j, x in enumerate(b) if x}])
-        return seq, Measurement(base, g * s, g * g, base_err, float(g) * e)
+    def _one(self, k: int, b, g: Fraction) -> tuple:
+        """The probe ``[g(b + u_k); g b]`` and its measurement, for ``b`` a basis index ``j`` (``e_j``) or a
+        float64 column (dyadic entries: ``g b + g u_k`` is float64 too, so the probe is what the oracle
+        receives).  A column's base token is built once per scale and shared by its ``d`` probes."""
+        hit = self._deltas.get((k, g))
+        if hit is None:
+            p, sh = self.plan.pivot, self.plan.shifts
+            delta = tuple(sorted([(k, g)] + ([(p, sh[k] * g)] if sh[k] else [])))
+            slope = g * (self.v[k] + sh[k] * self.v[p])
+            hit = self._deltas[(k, g)] = (delta, slope, float(g) * (self.v_err[k] + abs(sh[k]) * self.v_err[p]))
+        delta, slope, slope_err = hit
+        if isinstance(b, int):
+            top = dict(delta)
+            top[b] = top.get(b, Fraction(0)) + g
+            seq = Sequence._exact(self.plan.d, (tuple(sorted((j, x) for j, x in top.items() if x)), ((b, g),)))
+            base = self.b + float(g) * self.v[b]
+            base_err = self.b_err + float(g) * self.v_err[b]
+        else:
+            key = (id(b), g)
+            got = self._bases.get(key)
+            if got is None:
+                col = b * float(g)  # g a power of two: exact
+                got = self._bases[key] = (b, Sequence._floats(col[None]), float(col @ self._va),
+                                          float(np.abs(col) @ self._va_err))
+            _, token, dot, dot_err = got
+            seq = Sequence._offset_pair(token, delta)
+            base, base_err = self.b + dot, self.b_err + dot_err
+        return seq, Measurement(base, slope, g * g, base_err, slope_err)
 
     def measure(self, pairs: list) -> tuple[np.ndarray, np.ndarray]:
-        """``u_kᵀ W b`` for ``(k, b)`` pairs, and each one's first-order error."""
+        """``u_kᵀ W b`` for ``(k, b)`` pairs (``b`` a basis index or a float64 column), and each one's
+        first-order error."""
         scales = [_START] * len(pairs)
+        self._bases: dict = {}
         seqs, meas = (list(x) for x in zip(*[self._one(k, b, _START) for k, b in pairs]))
 
         def again(i: int) -> tuple:
@@ -153,11 +205,30 @@ class _Probes:
             return self._one(k, b, scales[i])
 
         answers, n = ask_rescaled(self.run, seqs, meas, again)
+        self._bases = {}
         self.rescaled += n
         t, dt = self.arith.logits(answers, meas)
         ks = np.array([k for k, _ in pairs])
         inv = np.array([float(1 / g) for g in scales])
         return t - self.uc[ks] * inv, dt + self.duc[ks] * inv
+
+
+def _model(W: np.ndarray, left: np.ndarray, right: np.ndarray, v: list, bias_kw: dict) -> SingleHead:
+    """The head of the float estimate ``W = left·right``: ``W``'s float64 entries up to :data:`DENSE_ENTRIES`,
+    beyond it the two factors' (``d·r`` entries each: ``W``'s d² are never formed as rationals)."""
+    from ..linalg import QMatrix
+
+    d = W.shape[0]
+    if d * d <= DENSE_ENTRIES:
+        return SingleHead(W.tolist(), v, **bias_kw)
+    factors = (QMatrix.from_rows(_fractions(left)), QMatrix.from_rows(_fractions(right)))
+    vq = tuple(Fraction(x) for x in v)
+    c = tuple(Fraction(x) for x in bias_kw["c"]) if "c" in bias_kw else None
+    return SingleHead._from_factors(factors, vq, c, Fraction(bias_kw.get("b", 0.0)))
+
+
+def _fractions(M: np.ndarray) -> list:
+    return [[Fraction(x) for x in row] for row in M.tolist()]
 
 
 def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases: bool = False) -> tuple:
@@ -169,8 +240,8 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
     rng = np.random.default_rng(seed)
     top = 1 << 20
 
-    def column() -> list:
-        return [Fraction(int(n), top) for n in rng.integers(-top, top + 1, size=d)]
+    def column() -> np.ndarray:  # entries n/2^20, |n| <= 2^20: float64 exactly
+        return rng.integers(-top, top + 1, size=d) / top
 
     if biases:  # b = f([0]), then v_i = f([e_i]) − b
         first = run.ask([Sequence.sparse(d, [{}])] + [Sequence.basis(d, i) for i in range(d)])
@@ -189,16 +260,12 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
         b, b_err = 0.0, 0.0
     v = [float(x) for x in v]
     plan = ProbePlan.choose(v)
-    U = np.eye(d)
-    for k in range(d):
-        if plan.shifts[k]:
-            U[k, plan.pivot] = plan.shifts[k]
-    Uinv = np.linalg.inv(U)
+    shear = _Shear(plan)
     probes = _Probes(run, plan, v, v_err, (float(b), float(b_err)))
     if biases:
         uc, duc = probes.shifts()
-        c_vec = Uinv @ uc
-        c_err = float((np.abs(Uinv) @ duc).max())
+        c_vec = shear.inv(uc[:, None])[:, 0]
+        c_err = float(shear.inv_abs(duc[:, None]).max())
     cols: list = []
     t_cols: list = []
     e_cols: list = []
@@ -220,10 +287,10 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
         while True:
             run.require(d, "one more sketch column")
             add(1)
-            Y = Uinv @ np.array(t_cols).T
+            Y = shear.inv(np.array(t_cols).T)
             s = np.linalg.svd(Y, compute_uv=False)
             c = len(cols)
-            noise = float(np.linalg.norm(np.array(e_cols))) * float(np.linalg.norm(Uinv, 2))
+            noise = float(np.linalg.norm(np.array(e_cols))) * shear.norm
             # the new column adds nothing: its singular value is within the noise, and far below the
             # one before (a gap of GAP at least; small singular values of W itself have no such gap)
             if s[-1] <= noise and (c == 1 or s[-2] >= GAP * s[-1]):
@@ -241,8 +308,8 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
         r = min(r, len(_greedy_rows(T0.T, r)))
     if r == 0:
         # W = 0 within the sketch: the estimate keeps v's errors and what a left-out direction could hold
-        U2 = float(np.linalg.norm(U, 2))
-        Bm = np.array([[float(x) for x in b] for b in cols]).T if cols else np.zeros((d, 0))
+        U2 = shear.norm
+        Bm = np.array(cols).T if cols else np.zeros((d, 0))
         hidden = (float(np.abs(np.array(t_cols)).max()) + truncated) * U2 * (float(np.linalg.norm(np.linalg.pinv(Bm), 2))
                                                                             if cols else 0.0) if cols else 0.0
         model = SingleHead([[0] * d] * d, v, **bias_kw)
@@ -251,15 +318,14 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
     T = np.array(t_cols).T  # d × c: c = r, or r + 1 when the rank was found (the last column adds nothing)
     c = T.shape[1]
     eT = np.array(e_cols).T  # entrywise first-order errors of T
-    B = np.array([[float(x) for x in b] for b in cols]).T  # d × c
+    B = np.array(cols).T  # d × c
     P = _greedy_rows(T.T, r)  # r columns of T spanning its range
     K = _greedy_rows(T[:, P], r)
     if len(P) < r or len(K) < r:  # pragma: no cover - r was cut to the greedy rank above
         raise PrecisionInsufficient("low-rank float mode: the sketch's rank fell below r while choosing rows")
     J = _greedy_rows(B, c)
     Jc = [j for j in range(d) if j not in J]
-    basis = {j: [Fraction(int(i == j)) for i in range(d)] for j in Jc}
-    zc, dzc = probes.measure([(k, basis[j]) for k in K for j in Jc]) if Jc else (np.zeros(0), np.zeros(0))
+    zc, dzc = probes.measure([(k, j) for k in K for j in Jc]) if Jc else (np.zeros(0), np.zeros(0))
     Zc = zc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
     eZc = dzc.reshape(r, len(Jc)) if Jc else np.zeros((r, 0))
     C = T[np.ix_(K, P)]
@@ -267,7 +333,7 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
     ZJ = np.linalg.solve(BJ.T, (T[K, :] - Zc @ BJc).T).T  # Z B = T[K, :], solved for the columns J
     Z = np.zeros((r, d))
     Z[:, J], Z[:, Jc] = ZJ, Zc
-    Y = Uinv @ T[:, P]
+    Y = shear.inv(T[:, P])
     CinvZ = np.linalg.solve(C, Z)
     YCinv = np.linalg.solve(C.T, Y.T).T
     W = Y @ CinvZ
@@ -278,10 +344,10 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
     eZ = np.zeros((r, d))
     eZ[:, Jc] = eZc
     eZ[:, J] = (A(eT[K, :]) + A(eZc) @ A(BJc)) @ A(np.linalg.inv(BJ))
-    eW = (A(Uinv) @ A(eT[:, P]) @ A(CinvZ) + A(YCinv) @ A(eT[np.ix_(K, P)]) @ A(CinvZ) + A(YCinv) @ eZ)
+    eW = (shear.inv_abs(A(eT[:, P])) @ A(CinvZ) + A(YCinv) @ A(eT[np.ix_(K, P)]) @ A(CinvZ) + A(YCinv) @ eZ)
     est = float(eW.max())
     # a rank found by a gap leaves out the last singular value: W's part along it, through the sketch
-    est = est + max(v_err, default=0.0) + truncated * float(np.linalg.norm(U, 2)) * n2(np.linalg.pinv(B))
+    est = est + max(v_err, default=0.0) + truncated * shear.norm * n2(np.linalg.pinv(B))
     cond = float(np.linalg.cond(C))
     norm = float(np.linalg.norm(W))
     if not np.isfinite(W).all() or not np.isfinite(est) or est > TRUST * max(norm, 1e-300):
@@ -289,6 +355,6 @@ def learn_low_rank_float(run: Run, *, rank: int | None, seed: int | None, biases
             f"low-rank float mode: the first-order error estimate {est:.3g} is not small against ‖W‖_F = {norm:.3g} "
             f"(core condition number {cond:.3g}); the rank bound may be too small or the sketch ill-conditioned: "
             "give the rank, try another seed, or use learn_single_head in float mode")
-    model = SingleHead(W.tolist(), v, **bias_kw)
+    model = _model(W, YCinv, Z, v, bias_kw)
     return model, max(est, bias_err), dict(rank=r, rank_known=rank is not None, seed=seed, gap=gap,
                                            core_condition=cond, rescaled=probes.rescaled, biases=biases)
