@@ -11,6 +11,15 @@ is its own.  A random rational head ``SingleHead.random(d, seed=0)`` (low rank:
   ``own = total − query``, the learner's own work;
 * ``peak_rss_mb``; ``queries`` (the learner's) and ``verification_queries``; ``exact``.
 
+``--production-float D,R[,ACCURACY]`` adds a ``production-float`` row per shape: head 0 of a float64
+``nn.MultiheadAttention(D, D/R, bias=False)`` (torch's initialisation, seed 0), as a module of its
+own projections ``W_Q, W_K, W_V`` (R×D) and its share of ``W_O``, read out by a random ``w`` and
+answered through ``CallableOracle(batched=True)`` with the declared ACCURACY; learned by the
+low-rank learner in float mode with the rank given.  The row has the seconds (the module's
+answering apart), the count, the largest errors of W and v against the module's merged
+``W = W_KᵀW_Q/√R`` and ``v = W_VᵀW_Oᵀw`` (computed from the weights, not by the learner), the
+relative Frobenius error of W and the learner's estimate.
+
 ``--production D,R[,CHECKS]`` adds a ``production`` row per shape: an exact rank-R head at
 dimension D (``SingleHead.random(D, seed=0, rank=R)``, kept as its factors), learned by the
 low-rank learner from an exact oracle with CHECKS verification queries (default 2); the row has
@@ -37,6 +46,7 @@ progress on stderr.  Timings are reported, never asserted.
     python benchmarks/scale.py                   # d = 64 .. 512 (3 repeats), and d = 1024 certified
     python benchmarks/scale.py --dims 64 128 --large --repeat 1   # a quick look
     python benchmarks/scale.py --dims --large --production 2048,64 4096,128,0   # production-size heads only
+    python benchmarks/scale.py --dims --large --production-float 2048,64 4096,128   # the same shapes from torch
 """
 
 from __future__ import annotations
@@ -233,6 +243,9 @@ def main(argv=None) -> int:
     p.add_argument("--production", nargs="*", default=[], metavar="D,R[,CHECKS]",
                    help="exact low-rank heads at production sizes, once each (e.g. 2048,64 4096,128,0): the "
                         "learner's share (total less the oracle's answering), the total and peak RSS")
+    p.add_argument("--production-float", nargs="*", default=[], metavar="D,R[,ACCURACY]",
+                   help="one head (rank R) of a float64 nn.MultiheadAttention(D, D/R), as its own torch projections, "
+                        "learned in float mode through a batched callable of declared accuracy (default 1e-12)")
     args = p.parse_args(argv)
     if args.repeat < 1:
         p.error("--repeat: expected at least 1")
@@ -299,6 +312,17 @@ def main(argv=None) -> int:
             targets.append((f"production head ({d}, {r}): peak RSS MiB", row["peak_rss_mb"], 8192.0))
             targets.append((f"production head ({d}, {r}): exact, count and certificate (1 = all)",
                             0 if (row["exact"] and row["queries"] == row["count"] and row["certificate_holds"]) else 1, 0))
+    for spec in args.production_float:
+        d, r, *rest = spec.split(",")
+        d, r, accuracy = int(d), int(r), (rest[0] if rest else "1e-12")
+        progress(f"production head d={d} r={r} from torch, float64 (declared accuracy {accuracy})")
+        row = child(_PRODUCTION_FLOAT_CHILD.format(root=str(_ROOT), d=d, r=r, accuracy=accuracy), args.timeout)
+        emit({"row": "production-float", "d": d, "r": r, **row})
+        if row.get("status") == "ok":
+            targets.append((f"production head ({d}, {r}) from torch: total seconds", row["seconds"], 600.0))
+            targets.append((f"production head ({d}, {r}) from torch: learner's share, seconds", row["own"], 600.0))
+            targets.append((f"production head ({d}, {r}) from torch: within the estimate, at the count (1 = all)",
+                            0 if (row["within"] and row["queries"] == row["count"]) else 1, 0))
     progress("cli replays")
     cli = child(_CLI_CHILD.format(root=str(_ROOT), d=16, path=str(Path(os.environ.get("TMPDIR", "/tmp")) / "scale_cli.json")),
                 args.timeout)

@@ -177,8 +177,9 @@ class QMatrix:
         (Fraction(5, 1), Fraction(0, 1))
         """
         num, den = self._m.numer_denom()
-        top = max((abs(int(x)) for x in num.entries()), default=0)
-        return Fraction(top, int(den))
+        entries = num.entries()  # compared as flint integers, in C
+        top = max(max(entries), -min(entries)) if entries else 0
+        return Fraction(int(top), int(den))
 
     def det(self) -> fmpq:
         """The exact determinant of a square matrix."""

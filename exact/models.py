@@ -143,20 +143,21 @@ def _factored_size(A: QMatrix, B: QMatrix) -> tuple[int, int] | None:
     return top // G, Da * Db // G
 
 
-def _rowwise_size(factors: tuple) -> tuple[int, int]:
-    """``(max |W_int|, D_W)`` of ``W = F_1·…·F_k`` one row at a time: each row of ``W`` exactly (in flint,
-    left to right), its least common denominator and largest entry; ``D_W`` is the lcm of the rows',
-    and ``max |W_int| = max |W_ij|·D_W``.  O(d·r·d) work like forming W, but O(d) memory."""
-    first = factors[0]
+def _rowwise_size(factors: tuple, block: int = 128) -> tuple[int, int]:
+    """``(max |W_int|, D_W)`` of ``W = F_1·…·F_k`` a block of rows at a time: ``L = F_1·…·F_{k−1}``
+    (d×r) once, then each block of ``L``'s rows times ``F_k`` exactly in flint, its least common
+    denominator and largest entry; ``D_W`` is the lcm of the blocks', and ``max |W_int| = max |W_ij|·D_W``.
+    O(d·r·d) work like forming W, but O(block·d) memory."""
+    L = factors[0]
+    for F in factors[1:-1]:
+        L = L @ F
+    last = factors[-1]
     D, top = 1, Fraction(0)
-    for a in range(first.shape[0]):
-        M = first.submatrix([a], range(first.shape[1]))
-        for F in factors[1:]:
-            M = M @ F
+    for a in range(0, L.shape[0], block):
+        M = L.submatrix(range(a, min(a + block, L.shape[0])), range(L.shape[1])) @ last
         den = M.denominator()
-        big = M.max_abs()
         D = D * den // math.gcd(D, den)
-        top = max(top, big)
+        top = max(top, M.max_abs())
     return int(top * D), D
 
 
