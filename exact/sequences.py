@@ -328,6 +328,7 @@ class Sequence:
     def _offset_numpy(self) -> np.ndarray:
         """``[b + Δ; b]`` as float64 for an offset pair whose base is a float64 token: the base copied,
         and each entry ``Δ`` touches rounded from its exact value (as :meth:`to_numpy` rounds any entry)."""
+        assert self._offset is not None and self._offset[0]._f64 is not None  # the caller checked
         base, deltas, _ = self._offset
         b = base._f64[0]
         a = np.stack([b, b])

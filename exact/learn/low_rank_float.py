@@ -196,7 +196,7 @@ class _Probes:
         """``u_kᵀ W b`` for ``(k, b)`` pairs (``b`` a basis index or a float64 column), and each one's
         first-order error."""
         scales = [_START] * len(pairs)
-        self._bases: dict = {}
+        self._bases = {}
         seqs, meas = (list(x) for x in zip(*[self._one(k, b, _START) for k, b in pairs]))
 
         def again(i: int) -> tuple:
