@@ -151,10 +151,11 @@ def _rowwise_size(factors: tuple, block: int = 128) -> tuple[int, int]:
     L = factors[0]
     for F in factors[1:-1]:
         L = L @ F
-    last = factors[-1]
+    last = factors[-1] if len(factors) > 1 else None
     D, top = 1, Fraction(0)
     for a in range(0, L.shape[0], block):
-        M = L.submatrix(range(a, min(a + block, L.shape[0])), range(L.shape[1])) @ last
+        M = L.submatrix(range(a, min(a + block, L.shape[0])), range(L.shape[1]))
+        M = M @ last if last is not None else M
         den = M.denominator()
         D = D * den // math.gcd(D, den)
         top = max(top, M.max_abs())

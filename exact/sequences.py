@@ -194,6 +194,9 @@ class Sequence:
         >>> s.length, s.to_numpy().tolist(), s == Sequence.from_rows([["1/2", 0, -2]])
         (1, [[0.5, 0.0, -2.0]], True)
         """
+        X = np.asarray(X, dtype=np.float64) + 0.0  # a copy, with -0.0 as 0.0 (the rows cannot tell them apart)
+        if not np.isfinite(X).all():
+            raise InvalidNumber("sequence: a float64 token entry is not finite")
         seq = cls.__new__(cls)
         object.__setattr__(seq, "d", int(X.shape[1]))
         _ROWS.__set__(seq, None)
@@ -329,16 +332,25 @@ class Sequence:
         """``[b + Δ; b]`` as float64 for an offset pair whose base is a float64 token: the base copied,
         and each entry ``Δ`` touches rounded from its exact value (as :meth:`to_numpy` rounds any entry)."""
         assert self._offset is not None and self._offset[0]._f64 is not None  # the caller checked
-        base, deltas, _ = self._offset
+        base, _, _ = self._offset
         b = base._f64[0]
         a = np.stack([b, b])
-        for j, x in deltas:
-            q = Fraction(float(b[j])) + x
+        for j, q in self._offset_entries():
             try:
-                a[0, j] = q.numerator / q.denominator  # int/int division is correctly rounded
+                a[0, j] = q.numerator / q.denominator + 0.0  # int/int division is correctly rounded; no -0.0
             except OverflowError:
                 raise InvalidNumber(f"X[0][{j}]: the value does not fit float64") from None
         return a
+
+    def _offset_entries(self) -> list:
+        """The exact entries ``b_j + Δ_j`` of the first token where ``Δ`` touches it (a float64 base)."""
+        assert self._offset is not None and self._offset[0]._f64 is not None  # the caller checked
+        base, deltas, _ = self._offset
+        b = base._f64[0]
+        sums: dict = {}
+        for j, x in deltas:
+            sums[j] = sums.get(j, Fraction(float(b[j]))) + x
+        return list(sums.items())
 
     def _float64_exact(self) -> bool | None:
         """Whether every entry is a float64 value, when that is cheap to tell (``None`` when it is not):
@@ -347,12 +359,7 @@ class Sequence:
         if self._f64 is not None:
             return True
         if self._offset is not None and self._offset[0]._f64 is not None:
-            base, deltas, _ = self._offset
-            b = base._f64[0]
-            for j, x in deltas:
-                if not is_float64(Fraction(float(b[j])) + x):
-                    return False
-            return True
+            return all(is_float64(q) for _, q in self._offset_entries())
         return None
 
     def __neg__(self) -> "Sequence":

@@ -96,3 +96,32 @@ def test_a_real_torch_head_of_separate_projections_through_a_batched_callable():
     assert max(np.abs(W - Wt).max(), np.abs(vl - vt).max()) <= res.error_estimate
     assert np.linalg.norm(W - Wt) <= 1e-8 * np.linalg.norm(Wt)
     assert "among heads of rank <= 4" in res.assumptions
+
+
+def test_float_tokens_are_sent_as_their_rows_say_for_signed_zeros_repeated_offsets_and_non_finite_entries():
+    """Review regressions: -0.0 is sent as 0.0 (the recorded rows cannot tell them apart); an offset
+    touching an entry twice adds both; a float32 base is taken as float64; NaN is refused."""
+    from exact.errors import InvalidNumber
+
+    got = []
+    oracle = CallableOracle(lambda X: got.append(X.copy()) or float(np.signbit(X).sum()), d=2, accuracy=0)
+    base = Sequence._floats(np.array([[-0.0, 1.0]]))
+    assert oracle.query(Sequence._offset_pair(base, ((1, Fraction(1)),))) == 0
+    twice = Sequence._offset_pair(Sequence._floats(np.array([[1.0, 2.0]], dtype=np.float32)),
+                                  ((0, Fraction(1)), (0, Fraction(1))))
+    oracle.query(twice)
+    assert got[-1].dtype == np.float64 and got[-1].tolist() == [[3.0, 2.0], [1.0, 2.0]]
+    assert oracle.transcript[-1].X == Sequence.from_rows(got[-1])
+    tiny = Sequence._offset_pair(Sequence._floats(np.array([[0.0, 1.0]])), ((0, Fraction(-1, 2**1100)),))
+    oracle.query(tiny)  # underflows to zero: rounded once, sent as 0.0
+    assert not np.signbit(got[-1]).any() and oracle.transcript[-1].X == Sequence.from_rows(got[-1])
+    with pytest.raises(InvalidNumber, match="not finite"):
+        Sequence._floats(np.array([[np.nan, 1.0]]))
+
+
+def test_a_one_factor_chain_has_its_own_size():
+    from exact.linalg import QMatrix
+
+    F = QMatrix.from_rows([[2, 0], [0, 3]])
+    h = SingleHead._from_factors((F,), [Fraction(1), Fraction(1)])
+    assert h._w_size() == SingleHead([[2, 0], [0, 3]], [1, 1])._w_size() == (3, 1)
