@@ -408,6 +408,8 @@ class Sequence:
 
 
 _ROWS = Sequence.__dict__["rows"]  # the slot that holds the rows
+#: An offset pair's rows are kept once built when its base token has at most this many entries.
+_KEPT_OFFSET_ROWS = 16
 
 
 def _rows(self) -> tuple:
@@ -417,7 +419,7 @@ def _rows(self) -> tuple:
         rows = tuple(tuple((int(j), Fraction(float(r[j]))) for j in np.flatnonzero(r)) for r in self._f64)
         _ROWS.__set__(self, rows)
         return rows
-    if rows is None and self._offset is not None:  # built afresh each time, and not kept
+    if rows is None and self._offset is not None:  # built afresh each time unless small (then kept)
         base, deltas, _ = self._offset
         b = base.rows[0]
         token = dict(b)
@@ -427,7 +429,10 @@ def _rows(self) -> tuple:
                 token[j] = value
             else:
                 token.pop(j, None)
-        return (tuple(sorted(token.items())), b)
+        rows = (tuple(sorted(token.items())), b)
+        if len(b) <= _KEPT_OFFSET_ROWS:  # a sparse probe: as compact as its offset form, and read again
+            _ROWS.__set__(self, rows)
+        return rows
     if rows is None:
         base, j, step = self._shift
         token = dict(base.rows[0])
