@@ -424,7 +424,8 @@ def _rows(self) -> tuple:
         b = base.rows[0]
         token = dict(b)
         for j, x in deltas:
-            value = token.get(j, Fraction(0)) + x
+            old = token.get(j)
+            value = x if old is None else old + x  # the entries Δ does not share with b are Δ's own objects
             if value:
                 token[j] = value
             else:
@@ -436,7 +437,8 @@ def _rows(self) -> tuple:
     if rows is None:
         base, j, step = self._shift
         token = dict(base.rows[0])
-        value = token.get(j, Fraction(0)) + step
+        old = token.get(j)
+        value = step if old is None else old + step
         if value:
             token[j] = value
         else:
