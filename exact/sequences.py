@@ -220,10 +220,9 @@ class Sequence:
     def _lazy(cls, d: int) -> "Sequence":
         """A sequence of dimension ``d`` whose rows and every other form are still to be set or built."""
         seq = cls.__new__(cls)
-        object.__setattr__(seq, "d", d)
-        _ROWS.__set__(seq, None)
-        for name in ("_fq", "_ints", "_near", "_shift", "_f64", "_offset"):
-            object.__setattr__(seq, name, None)
+        _D.__set__(seq, d)  # the slots' own setters: a learner builds many thousands of these
+        for slot in _EMPTY:
+            slot.__set__(seq, None)
         return seq
 
     @classmethod
@@ -240,7 +239,7 @@ class Sequence:
         (2, [[Fraction(1, 1), Fraction(2, 1), Fraction(0, 1)], [Fraction(1, 1), Fraction(0, 1), Fraction(1, 2)]], True)
         """
         seq = cls._lazy(base.d)
-        object.__setattr__(seq, "_offset", (base, deltas, deltas_fq))
+        _EMPTY[-1].__set__(seq, (base, deltas, deltas_fq))  # the _offset slot
         return seq
 
     @property
@@ -408,6 +407,9 @@ class Sequence:
 
 
 _ROWS = Sequence.__dict__["rows"]  # the slot that holds the rows
+_D = Sequence.__dict__["d"]
+#: The slots a sequence still to be filled in starts with empty.
+_EMPTY = tuple(Sequence.__dict__[name] for name in ("rows", "_fq", "_ints", "_near", "_shift", "_f64", "_offset"))
 #: An offset pair's rows are kept once built when its base token has at most this many entries.
 _KEPT_OFFSET_ROWS = 16
 

@@ -9,6 +9,7 @@ as far as its declared accuracy lets the answers sharpen.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from typing import TypeAlias
@@ -21,7 +22,7 @@ from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
-from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic
+from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic, answer_floats
 from ..protocols import Oracle
 from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, Confirm, Measurement, Names
 
@@ -199,11 +200,6 @@ class CertifiedArithmetic(Arithmetic):
             qs = [_Combo(self, answers, measurements, combo, str(_Lazy(names, i))) for i, combo in enumerate(combos)]
             out = identify(qs, grid=self.grid, approximate=approximate)
             return [Fraction(int(x.p), int(x.q)) for x in out]
-        first: dict[int, int] = {}  # measurement -> the first parameter it enters (named only if a message needs it)
-        for i, combo in enumerate(combos):
-            for _, m in combo:
-                first.setdefault(m, i)
-        order = list(first)
         fq: dict[int, tuple[Fraction | float, fmpq]] = {}  # id -> (object, its fmpq): shared objects
 
         def q(x: Fraction | float) -> fmpq:
@@ -212,10 +208,31 @@ class CertifiedArithmetic(Arithmetic):
                 hit = fq[id(x)] = (x, _exact(x))  # holding x keeps its id its own
             return hit[1]
 
+        # One pass over the combos: each measurement's slot (in order of first use), the first parameter
+        # it enters (named only if a message needs it), and every combo compiled for _params.
+        slot: dict[int, int] = {}
+        first: list[int] = []
+        terms: list = []
+        inverse: dict = {}  # id(scale) -> (scale, 1/scale): the measurements share a few scales
+        for i, combo in enumerate(combos):
+            compiled = []
+            for c, m in combo:
+                k = slot.get(m)
+                if k is None:
+                    k = slot[m] = len(first)
+                    first.append(i)
+                scale = measurements[m].scale
+                inv = inverse.get(id(scale))
+                if inv is None:
+                    inv = inverse[id(scale)] = (scale, 1 / q(scale))
+                compiled.append((c * inv[1], k))
+            terms.append(compiled[0][1] if len(compiled) == 1 and compiled[0][0] == 1 else compiled)
+        order = list(slot)
+
         def make(i: int) -> _Logit:
             m = order[i]
             meas = measurements[m]
-            logit = _Logit(self, answers[m], (_Lazy(names, first[m]), m), q(meas.base), q(meas.slope))
+            logit = _Logit(self, answers[m], (_Lazy(names, first[i]), m), q(meas.base), q(meas.slope))
             start = _first_precision(guesses is not None and guesses[i] is None, self.prec0, self.max_prec)
             if start != self.prec0:
                 logit.prec = logit.want = start
@@ -224,8 +241,6 @@ class CertifiedArithmetic(Arithmetic):
 
         guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
         logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
-        inv_scale = {m: 1 / q(measurements[m].scale) for m in order}
-        slot = {m: i for i, m in enumerate(order)}
 
         if confirm is None:
 
@@ -239,12 +254,17 @@ class CertifiedArithmetic(Arithmetic):
         else:
 
             def check(values: list[fmpq], fresh: list[int]) -> Sequence[int]:
-                params = _params(combos, values, slot, inv_scale)
+                params = _params(terms, values)
                 failed = confirm(params, [order[i] for i in fresh])
+                confirmed[:] = [list(values), params] if not failed else []
                 return [slot[m] for m in failed]
 
+        confirmed: list = []  # [the values, their parameters] of the last confirmation that failed nowhere
         values = identify(logits, confirm=check, approximate=approximate, guesses=guesses)
-        params = _params(combos, values, slot, inv_scale)
+        if confirmed and len(confirmed[0]) == len(values) and all(map(operator.is_, confirmed[0], values)):
+            params = confirmed[1]  # the very parameters that confirmation replayed
+        else:
+            params = _params(terms, values)
         return params if as_fmpq else [_to_fraction(x) for x in params]
 
 
@@ -269,9 +289,17 @@ def _float_guesses(answers: Sequence[Answer], measurements: Sequence[Measurement
     if n < MIN_GUESSES:
         return [None] * n
     try:
-        y = np.array([float(a) for a in answers])
-        base = np.array([float(m.base) for m in measurements])
-        slope = np.array([float(m.slope) for m in measurements])
+        y = answer_floats(answers)
+        floats: dict = {}  # id -> (object, its float): measurements share their bases and slopes
+
+        def fl(x) -> float:
+            hit = floats.get(id(x))
+            if hit is None:
+                hit = floats[id(x)] = (x, float(x))  # holding x keeps its id its own
+            return hit[1]
+
+        base = np.array([fl(m.base) for m in measurements])
+        slope = np.array([fl(m.slope) for m in measurements])
     except OverflowError:  # a number beyond float64: no float guesses, the balls decide
         return [None] * n
     with np.errstate(all="ignore"):
@@ -437,15 +465,17 @@ class _LazyList:
         return item
 
 
-def _params(
-    combos: Sequence[Combo], values: Sequence[fmpq], slot: Mapping[int, int], inv_scale: Mapping[int, fmpq]
-) -> list[fmpq]:
-    """``Σ c·ℓ_m/scale_m`` for every combo, as ``fmpq``."""
+def _params(terms: Sequence, values: Sequence[fmpq]) -> list[fmpq]:
+    """``Σ c·ℓ_m/scale_m`` for every combo, compiled as the slot of its one logit when that is all it is
+    (``c/scale_m = 1``), else its ``(c/scale_m, slot)`` terms, as ``fmpq``."""
     out = []
-    for combo in combos:
+    for t in terms:
+        if type(t) is int:
+            out.append(values[t])
+            continue
         total = _ZERO_Q
-        for c, m in combo:
-            total += c * values[slot[m]] * inv_scale[m]
+        for c, i in t:
+            total += c * values[i]
         out.append(total)
     return out
 
