@@ -215,8 +215,8 @@ def failed_entries(
             if r is None or r != Fraction(int(v.p), int(v.q)):
                 failures.append(i)
         return failures
-    paired = exact and hasattr(model, "_pair")
-    together = getattr(model, "_offset_pairs", None) if paired else None
+    single = getattr(model, "_pair", None) if exact else None
+    together = getattr(model, "_offset_pairs", None) if single is not None else None
     pairs = together([q.X for q in entries]) if together is not None else None  # offset probes, batched
     for i, q in enumerate(entries):
         if i % 4096 == 4095:
@@ -225,7 +225,7 @@ def failed_entries(
             failures.append(i)  # a subclass could decide its own equality: never trusted
             continue
         if exact:
-            pair = (pairs[i] if pairs is not None else None) or (model._pair(q.X) if paired else None)
+            pair = (pairs[i] if pairs is not None else None) or (single(q.X) if single is not None else None)
             given = q.answer._pair() if pair is not None else None
             if given is not None and pair is not None and (given == pair or (given[1] == pair[1] and given[3] == pair[3]
                                                          and given[0] - given[2] == pair[0] - pair[2])):

@@ -30,7 +30,7 @@ from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
-    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column"]
+    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "offset_table"]
 
 
 def _q(x) -> fmpq:
@@ -283,6 +283,33 @@ def chain_column(factors: Sequence, x: Sequence) -> tuple[list[int], int]:
         col = F._m * col
     num, den = col.numer_denom()
     return [int(t) for t in num.entries()], int(den)
+
+
+def offset_table(
+    W: QMatrix, deltas: list, bases: list, v: list, *, shape: tuple[int, int, int], c: list | None = None, bias=None
+) -> tuple[list, list, list]:
+    """The exact score differences and values of every offset probe ``[b_m + Δ_k; b_m]`` of a head
+    ``(W, v)`` (biases ``c``, ``bias`` optional), as flat row-major ``K × M`` tables (and the ``M``
+    values ``vᵀb_m``): ``S = Δ·(W B + c·1ᵀ)``, ``C = (Δ v)·1ᵀ + 1·(vᵀB + bias)``.
+
+    ``shape = (K, d, M)``; ``deltas`` holds ``Δ`` (``K × d``) and ``bases`` holds ``B`` (``d × M``,
+    the bases as columns), each flat and row-major as ``fmpq``; ``v`` and ``c`` are ``d`` of them.
+
+    >>> one, two, z = fmpq(1), fmpq(2), fmpq(0)
+    >>> W = QMatrix.from_rows([[1, 2], [3, 4]])
+    >>> S, C, vb = offset_table(W, [one, z, z, two], [one, z], [one, one], shape=(2, 2, 1))
+    >>> [str(x) for x in S], [str(x) for x in C], [str(x) for x in vb]   # Δ = diag(1, 2), b = e_0
+    (['1', '6'], ['2', '3'], ['1'])
+    """
+    K, d, M = shape
+    Dm, Bm, vq = fmpq_mat(K, d, deltas), fmpq_mat(d, M, bases), fmpq_mat(d, 1, v)
+    rows, cols = fmpq_mat(K, 1, [1] * K), fmpq_mat(1, M, [1] * M)
+    WB = W._m * Bm  # column m: W b_m
+    vb = vq.transpose() * Bm  # vᵀb_m
+    if c is not None:  # a head's biases: Δᵀc on every score difference, the output bias on both values
+        WB += fmpq_mat(d, 1, c) * cols
+        vb += fmpq_mat(1, 1, [bias]) * cols
+    return (Dm * WB).entries(), (Dm * vq * cols + rows * vb).entries(), vb.entries()
 
 
 #: The prime of :meth:`QMatrix.independent`'s search (the largest below 2^62).

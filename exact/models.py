@@ -29,10 +29,10 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix, chain_column
+from .linalg import QMatrix, chain_column, offset_table
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -583,7 +583,7 @@ class SingleHead:
         """What :meth:`_pair` gives for each of a batch of queries, with the offset probes ``[b + Δ; b]``
         computed together; ``None`` where a query is not one (ask :meth:`_pair`), or for the whole
         batch when that would not pay (a head kept as factors; fewer than a quarter of the offset ×
-        base pairs asked).
+        base pairs asked; offset and base tables larger than eight entries per probe).
 
         The score differences ``Δᵀ W b`` of all of them are the entries of ``Δ·W·B``, the distinct
         offsets as the rows of ``Δ`` and the distinct bases as the columns of ``B``: two flint
@@ -620,27 +620,22 @@ class SingleHead:
             where.append((k[2], b[1]))
         K, M = len(deltas), len(bases)
         asked = len(where) - where.count(None)
-        if not asked or K * M > 4 * asked:
+        if not asked or K * M > 4 * asked or (K + M) * d > 8 * asked:  # the tables would outweigh the probes
             return None
         D = [_ZERO] * (K * d)
         for delta, dq, k in deltas.values():
             for j, q in (dq if dq is not None else [(j, to_fmpq(x)) for j, x in delta]):
+                if not 0 <= j < d:  # would land in another offset's row: the per-probe path decides (and refuses)
+                    return None
                 D[k * d + j] += q  # an offset that names an index twice adds both
         B = [_ZERO] * (d * M)
         for base, m in bases.values():
             for j, q in base._fmpq_rows[0]:
+                if not 0 <= j < d:
+                    return None
                 B[j * M + m] = q
-        Dm, Bm = fmpq_mat(K, d, D), fmpq_mat(d, M, B)
-        vq = fmpq_mat(d, 1, self._vq)
-        rows, cols = fmpq_mat(K, 1, [1] * K), fmpq_mat(1, M, [1] * M)
-        WB = self._Wmat._m * Bm  # column m: W b_m
-        vb = vq.transpose() * Bm  # vᵀb_m
-        if self.biased:  # Δᵀ(W b + c) and the output bias b on both values
-            WB += fmpq_mat(d, 1, self._cq) * cols
-            vb += fmpq_mat(1, 1, [to_fmpq(self.b)]) * cols
-        S = (Dm * WB).entries()  # row k, column m: the score difference of [b_m + Δ_k; b_m]
-        c0 = (Dm * vq * cols + rows * vb).entries()  # vᵀΔ_k + vᵀb_m (+ b)
-        vb = vb.entries()
+        biases = (self._cq, to_fmpq(self.b)) if self.biased else (None, None)
+        S, c0, vb = offset_table(self._Wmat, D, B, self._vq, shape=(K, d, M), c=biases[0], bias=biases[1])
         return [None if w is None else (S[w[0] * M + w[1]], c0[w[0] * M + w[1]], _ZERO, vb[w[1]]) for w in where]
 
     def _pair(self, X):

@@ -119,3 +119,16 @@ def test_answer_floats_match_float_of_each_answer():
     want = np.array([float(a) for a in answers])
     assert got.shape == want.shape
     assert np.all(np.abs(got - want) <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(want)))
+
+
+@pytest.mark.parametrize("index", [-1, 3])
+def test_offset_pairs_refuse_an_index_outside_the_token(index):
+    """An offset index outside 0..d-1 would land in another probe's row of the table: the batch is
+    left to the per-probe path, which cannot evaluate it."""
+    d = 3
+    head = SingleHead([[1, 2, 0], [0, 1, 3], [2, 0, 1]], [0, 1, 2])
+    base = Sequence.sparse(d, [{0: Fraction(1), 1: Fraction(1)}])
+    honest = Sequence._offset_pair(base, ((1, Fraction(1)),))
+    forged = Sequence._offset_pair(base, ((index, Fraction(-1, 3)),))
+    assert head._offset_pairs([forged, honest]) is None
+    assert head._offset_pairs([honest, honest]) == [head._pair(honest)] * 2

@@ -255,8 +255,9 @@ class CertifiedArithmetic(Arithmetic):
 
             def check(values: list[fmpq], fresh: list[int]) -> Sequence[int]:
                 params = _params(terms, values)
+                kept = list(params)  # as computed, whatever confirm does with its list
                 failed = confirm(params, [order[i] for i in fresh])
-                confirmed[:] = [list(values), params] if not failed else []
+                confirmed[:] = [list(values), kept] if not failed else []
                 return [slot[m] for m in failed]
 
         confirmed: list = []  # [the values, their parameters] of the last confirmation that failed nowhere
@@ -292,7 +293,7 @@ def _float_guesses(answers: Sequence[Answer], measurements: Sequence[Measurement
         y = answer_floats(answers)
         floats: dict = {}  # id -> (object, its float): measurements share their bases and slopes
 
-        def fl(x) -> float:
+        def fl(x: Fraction | float) -> float:
             hit = floats.get(id(x))
             if hit is None:
                 hit = floats[id(x)] = (x, float(x))  # holding x keeps its id its own
