@@ -262,6 +262,7 @@ class LearnerSpec:
 
 _REGISTRY: dict[str, LearnerSpec] = {}
 _LOADED = False
+_BUILTINS_LOADED = False
 _ERRORS: list[str] = []
 
 
@@ -273,18 +274,27 @@ def _specs_of(obj, where: str) -> tuple:
     return tuple(specs)
 
 
-def _load() -> None:
-    """Fill the registry once: the built-in learners, then the installed plug-ins."""
-    global _LOADED
-    if _LOADED:
+def _load_builtins() -> None:
+    """Fill the registry with the built-in learners, once (no plug-in looked for)."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
         return
-    _LOADED = True
+    _BUILTINS_LOADED = True
     import importlib
 
     for path in BUILTIN:
         module = importlib.import_module(path)
         for spec in _specs_of(getattr(module, "SPECS", None) or module.SPEC, path):
             _REGISTRY.setdefault(spec.name, spec)
+
+
+def _load() -> None:
+    """Fill the registry once: the built-in learners, then the installed plug-ins."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    _load_builtins()
     from importlib.metadata import entry_points
 
     for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
@@ -325,7 +335,11 @@ def unregister(name: str) -> None:
 
 def get(name: str) -> LearnerSpec:
     """The spec registered under ``name``."""
-    _load()
+    # A plug-in never takes a built-in name, so a built-in learner is found without scanning the
+    # installed packages for plug-ins (a certificate check inside a learner's run need not).
+    _load_builtins()
+    if not (isinstance(name, str) and name in _REGISTRY):
+        _load()
     spec = _REGISTRY.get(name) if isinstance(name, str) else None
     if spec is None:
         raise InvalidArgument(f"learner: unknown learner {name!r}; registered: {', '.join(sorted(_REGISTRY))}")
