@@ -635,8 +635,19 @@ class SingleHead:
                     return None
                 B[j * M + m] = q
         biases = (self._cq, to_fmpq(self.b)) if self.biased else (None, None)
-        S, c0, vb = offset_table(self._Wmat, D, B, self._vq, shape=(K, d, M), c=biases[0], bias=biases[1])
-        return [None if w is None else (S[w[0] * M + w[1]], c0[w[0] * M + w[1]], _ZERO, vb[w[1]]) for w in where]
+        out: list = [None] * len(where)
+        by_base: list = [[] for _ in range(M)]  # the probes of each base
+        for i, w in enumerate(where):
+            if w is not None:
+                by_base[w[1]].append(i)
+        for m0, S, c0, vb in offset_table(self._Wmat, D, B, self._vq, shape=(K, d, M), c=biases[0], bias=biases[1]):
+            Mb = len(vb)
+            for m in range(m0, m0 + Mb):
+                c1 = vb[m - m0]
+                for i in by_base[m]:
+                    at = where[i][0] * Mb + m - m0
+                    out[i] = (S[at], c0[at], _ZERO, c1)
+        return out
 
     def _pair(self, X):
         """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), or ``[b + Δ; b]``

@@ -132,3 +132,57 @@ def test_offset_pairs_refuse_an_index_outside_the_token(index):
     forged = Sequence._offset_pair(base, ((index, Fraction(-1, 3)),))
     assert head._offset_pairs([forged, honest]) is None
     assert head._offset_pairs([honest, honest]) == [head._pair(honest)] * 2
+
+
+@pytest.mark.parametrize("block", [1, 2, 5, 7, 1 << 16])
+def test_offset_table_blocks_give_the_whole_table(block):
+    """The tables come a block of bases at a time; any block size gives the same entries."""
+    from flint import fmpq
+
+    from exact.linalg import QMatrix, offset_table
+
+    rng = np.random.default_rng(block)
+    K, d, M = 3, 4, 5
+    q = lambda: fmpq(int(rng.integers(-5, 6)), int(rng.integers(1, 4)))  # noqa: E731
+    W = QMatrix(d, d, [q() for _ in range(d * d)])
+    deltas, bases, v, c = [q() for _ in range(K * d)], [q() for _ in range(d * M)], [q() for _ in range(d)], [q() for _ in range(d)]
+    whole = list(offset_table(W, deltas, bases, v, shape=(K, d, M), c=c, bias=fmpq(2), block=1 << 20))
+    assert len(whole) == 1
+    _, S, C, vb = whole[0]
+    got_S, got_C, got_vb = [[None] * M for _ in range(K)], [[None] * M for _ in range(K)], [None] * M
+    for m0, Sb, Cb, vbb in offset_table(W, deltas, bases, v, shape=(K, d, M), c=c, bias=fmpq(2), block=block):
+        Mb = len(vbb)
+        for k in range(K):
+            for m in range(Mb):
+                got_S[k][m0 + m], got_C[k][m0 + m] = Sb[k * Mb + m], Cb[k * Mb + m]
+        got_vb[m0:m0 + Mb] = vbb
+    assert [x for row in got_S for x in row] == S and [x for row in got_C for x in row] == C and got_vb == vb
+    # and the table is what it says: S[k, m] = Δ_kᵀ(W b_m + c), C[k, m] = vᵀ(Δ_k + b_m) + 2
+    Wr = W.entries()
+    for k in range(K):
+        for m in range(M):
+            b = [bases[j * M + m] for j in range(d)]
+            Wb = [sum((Wr[i * d + j] * b[j] for j in range(d)), fmpq(0)) + c[i] for i in range(d)]
+            assert S[k * M + m] == sum((deltas[k * d + i] * Wb[i] for i in range(d)), fmpq(0))
+            assert C[k * M + m] == sum((v[i] * (deltas[k * d + i] + b[i]) for i in range(d)), fmpq(0)) + 2
+
+
+def test_batched_replay_across_blocks(monkeypatch):
+    """A transcript longer than a replay block is batched a block at a time, with the same verdicts."""
+    import exact.certify as certify
+
+    d = 5
+    truth = SingleHead.random(d, seed=11)
+    entries = learn_single_head(ExactOracle(truth), check_seed=0).certificate.transcript
+    W = [list(r) for r in truth.W]
+    W[2][3] += 1
+    wrong = SingleHead(W, truth.v)
+    expected = [i for i, q in enumerate(entries) if not answer_equals(q.answer, wrong.exact(q.X))]
+    assert expected
+    calls = []
+    batched = SingleHead._offset_pairs
+    monkeypatch.setattr(SingleHead, "_offset_pairs", lambda self, Xs: calls.append(len(Xs)) or batched(self, Xs))
+    monkeypatch.setattr(certify, "_REPLAY_BLOCK", 8)
+    assert failed_entries(wrong, entries) == expected
+    assert failed_entries(truth, entries) == []
+    assert calls[: (len(entries) + 7) // 8] == [8] * (len(entries) // 8) + [len(entries) % 8] * (len(entries) % 8 > 0)
