@@ -133,26 +133,35 @@ def float_rounding_bounds(W: np.ndarray, v: np.ndarray, X: np.ndarray, ys: np.nd
 SPARSE_MAX = 16
 
 
-def _sparse(seqs, d: int):
+def _sparse(seqs, d: int, rows_of: list | None = None):
     """Padded index and value arrays ``(n, N, K)`` of a batch of sequences of one length.
 
     Values are the sequences' entries as floats (exact: the entries are float64 values);
     padding has index 0 and value 0, which adds exact zeros at the end of every sum.
+    ``rows_of`` is each sequence's rows, when the caller has read them already.
     """
+    rows_of = [s.rows for s in seqs] if rows_of is None else rows_of
     n, N = len(seqs), seqs[0].length
-    K = max(1, max(len(r) for s in seqs for r in s.rows))
-    idx = np.zeros((n, N, K), dtype=np.int64)
-    val = np.zeros((n, N, K))
+    K = max(1, max(len(r) for rows in rows_of for r in rows))
     floats: dict = {}  # id(value) -> (value, float): probes repeat a few value objects
-    for a, s in enumerate(seqs):
-        for t, row in enumerate(s.rows):
+    at: list = []  # flat positions in the (n, N, K) arrays, with their indices and values
+    index: list = []
+    value: list = []
+    for a, rows in enumerate(rows_of):
+        for t, row in enumerate(rows):
+            p = (a * N + t) * K
             for k, (j, q) in enumerate(row):
                 hit = floats.get(id(q))
                 if hit is None or hit[0] is not q:
                     hit = floats[id(q)] = (q, q.numerator / q.denominator)
-                idx[a, t, k] = j
-                val[a, t, k] = hit[1]
-    return idx, val
+                at.append(p + k)
+                index.append(j)
+                value.append(hit[1])
+    idx = np.zeros(n * N * K, dtype=np.int64)
+    val = np.zeros(n * N * K)
+    idx[at] = index
+    val[at] = value
+    return idx.reshape(n, N, K), val.reshape(n, N, K)
 
 
 def _sparse_terms(W: np.ndarray, v: np.ndarray, idx: np.ndarray, val: np.ndarray):
@@ -178,7 +187,8 @@ def evaluate_sequences(W: np.ndarray, v: np.ndarray, seqs, *, c=None, b=0.0) -> 
         d = W.shape[0]
         W, v = augmented(W, v, c, b)
         seqs = [Sequence.sparse(d + 1, [dict(r) | {d: 1} for r in s.rows]) for s in seqs]
-    dense = [i for i, s in enumerate(seqs) if max(len(r) for r in s.rows) > SPARSE_MAX]
+    rows_of = [s.rows for s in seqs]
+    dense = [i for i, rows in enumerate(rows_of) if max(map(len, rows)) > SPARSE_MAX]
     if dense:  # each sequence takes its own path, so its answer does not depend on its batch
         ys, errs = np.empty(len(seqs)), np.empty(len(seqs))
         X = np.stack([seqs[i].to_numpy() for i in dense])
@@ -188,7 +198,7 @@ def evaluate_sequences(W: np.ndarray, v: np.ndarray, seqs, *, c=None, b=0.0) -> 
         if rest:
             ys[rest], errs[rest] = evaluate_sequences(W, v, [seqs[i] for i in rest])
         return ys, errs
-    idx, val = _sparse(seqs, W.shape[0])
+    idx, val = _sparse(seqs, W.shape[0], rows_of)
     s, c = _sparse_terms(W, v, idx, val)
     e = np.exp(s - s.max(axis=1, keepdims=True))
     ys = np.einsum("ni,ni->n", e, c, optimize=False) / e.sum(axis=1)
