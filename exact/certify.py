@@ -192,11 +192,6 @@ def check_transcript(
     )
 
 
-#: Entries whose model values a replay computes together (a single head's offset probes): the
-#: tables stay a bounded size however long the transcript.
-_REPLAY_BLOCK = 1 << 18
-
-
 def failed_entries(
     model: Model, transcript: Iterable[Query], *, accuracy=Fraction(0), rtol=Fraction(0), prec: int = 256, caps=None
 ) -> list[int]:
@@ -220,19 +215,14 @@ def failed_entries(
             if r is None or r != Fraction(int(v.p), int(v.q)):
                 failures.append(i)
         return failures
-    single = getattr(model, "_pair", None) if exact else None
-    together = getattr(model, "_offset_pairs", None) if single is not None else None
-    pairs = None
     for i, q in enumerate(entries):
         if i % 4096 == 4095:
             report("replay", i + 1, len(entries))
-        if together is not None and i % _REPLAY_BLOCK == 0:  # the offset probes of the next block, batched
-            pairs = together([e.X for e in entries[i : i + _REPLAY_BLOCK]])
         if type(q.answer) is not ExactAnswer and isinstance(q.answer, ExactAnswer):
             failures.append(i)  # a subclass could decide its own equality: never trusted
             continue
         if exact:
-            pair = (pairs[i % _REPLAY_BLOCK] if pairs is not None else None) or (single(q.X) if single is not None else None)
+            pair = model._pair(q.X) if hasattr(model, "_pair") else None
             given = q.answer._pair() if pair is not None else None
             if given is not None and pair is not None and (given == pair or (given[1] == pair[1] and given[3] == pair[3]
                                                          and given[0] - given[2] == pair[0] - pair[2])):

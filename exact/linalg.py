@@ -30,7 +30,7 @@ from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
-    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "offset_table"]
+    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column"]
 
 
 def _q(x) -> fmpq:
@@ -283,41 +283,6 @@ def chain_column(factors: Sequence, x: Sequence) -> tuple[list[int], int]:
         col = F._m * col
     num, den = col.numer_denom()
     return [int(t) for t in num.entries()], int(den)
-
-
-def offset_table(
-    W: QMatrix, deltas: list, bases: list, v: list, *, shape: tuple[int, int, int], c: list | None = None, bias=None,
-    block: int = 1 << 16,
-):
-    """The exact score differences and values of every offset probe ``[b_m + Δ_k; b_m]`` of a head
-    ``(W, v)`` (biases ``c``, ``bias`` optional): yields ``(m0, S, C, vb)`` for the bases from ``m0`` on,
-    a block at a time, with ``S = Δ·(W B + c·1ᵀ)`` and ``C = (Δ v)·1ᵀ + 1·(vᵀB + bias)`` as flat
-    row-major ``K × M_block`` tables and ``vb = vᵀB + bias``.  A block holds at most ``block`` entries
-    of ``S`` (at least one base), so the tables stay small beside the probes.
-
-    ``shape = (K, d, M)``; ``deltas`` holds ``Δ`` (``K × d``) and ``bases`` holds ``B`` (``d × M``,
-    the bases as columns), each flat and row-major as ``fmpq``; ``v`` and ``c`` are ``d`` of them.
-
-    >>> one, two, z = fmpq(1), fmpq(2), fmpq(0)
-    >>> W = QMatrix.from_rows([[1, 2], [3, 4]])
-    >>> [(m0, [str(x) for x in S], [str(x) for x in C], [str(x) for x in vb])   # Δ = diag(1, 2), b = e_0, e_1
-    ...  for m0, S, C, vb in offset_table(W, [one, z, z, two], [one, z, z, one], [one, one], shape=(2, 2, 2), block=2)]
-    [(0, ['1', '6'], ['2', '3'], ['1']), (1, ['2', '8'], ['2', '3'], ['1'])]
-    """
-    K, d, M = shape
-    Dm, vq = fmpq_mat(K, d, deltas), fmpq_mat(d, 1, v)
-    Dv = Dm * vq
-    step = max(1, block // max(K, 1))
-    for m0 in range(0, M, step):
-        Mb = min(step, M - m0)
-        Bm = fmpq_mat(d, Mb, [bases[j * M + m] for j in range(d) for m in range(m0, m0 + Mb)])
-        rows, cols = fmpq_mat(K, 1, [1] * K), fmpq_mat(1, Mb, [1] * Mb)
-        WB = W._m * Bm  # column m: W b_m
-        vb = vq.transpose() * Bm  # vᵀb_m
-        if c is not None:  # a head's biases: Δᵀc on every score difference, the output bias on both values
-            WB += fmpq_mat(d, 1, c) * cols
-            vb += fmpq_mat(1, 1, [bias]) * cols
-        yield m0, (Dm * WB).entries(), (Dv * cols + rows * vb).entries(), vb.entries()
 
 
 #: The prime of :meth:`QMatrix.independent`'s search (the largest below 2^62).

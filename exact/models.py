@@ -32,7 +32,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix, chain_column, offset_table
+from .linalg import QMatrix, chain_column
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -578,76 +578,6 @@ class SingleHead:
             cache.pop(next(iter(cache)))
         cache[id(last)] = (last, w)  # holds `last`, so its id stays its own while cached
         return w
-
-    def _offset_pairs(self, Xs) -> list | None:
-        """What :meth:`_pair` gives for each of a batch of queries, with the offset probes ``[b + Δ; b]``
-        computed together; ``None`` where a query is not one (ask :meth:`_pair`), or for the whole
-        batch when that would not pay (a head kept as factors; fewer than a quarter of the offset ×
-        base pairs asked; offset and base tables larger than eight entries per probe).
-
-        The score differences ``Δᵀ W b`` of all of them are the entries of ``Δ·W·B``, the distinct
-        offsets as the rows of ``Δ`` and the distinct bases as the columns of ``B``: two flint
-        matrix products instead of a sum per probe (a replay's cost).  The values are
-        ``vᵀΔ + vᵀb`` and ``vᵀb``, and a head's biases add ``Δᵀc`` and ``b`` as in :meth:`_pair`.
-
-        >>> h = SingleHead([[1, 2], [3, "1/2"]], [1, -1], c=["1/3", 0], b=2)
-        >>> base = Sequence.sparse(2, [{0: 1, 1: Fraction(1, 2)}])
-        >>> Xs = [Sequence._offset_pair(base, ((1, Fraction(2)),)), Sequence._offset_pair(base, ((0, Fraction(-1)),) * 2)] * 2
-        >>> h._offset_pairs(Xs) == [h._pair(X) for X in Xs]
-        True
-        """
-        if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:
-            return None
-        d = self.d
-        bases: dict = {}  # id -> (object, its column): holding the object keeps its id its own
-        deltas: dict = {}  # id -> (Δ, Δ with fmpq values or None, its row)
-        where: list = []
-        for X in Xs:
-            off = X._offset if type(X) is Sequence and X.d == d else None
-            if off is None:
-                where.append(None)
-                continue
-            base, delta, dq = off
-            b = bases.get(id(base))
-            if b is None:
-                if base.length != 1:  # pragma: no cover - an offset pair's base is one token
-                    where.append(None)
-                    continue
-                b = bases[id(base)] = (base, len(bases))
-            k = deltas.get(id(delta))
-            if k is None:
-                k = deltas[id(delta)] = (delta, dq, len(deltas))
-            where.append((k[2], b[1]))
-        K, M = len(deltas), len(bases)
-        asked = len(where) - where.count(None)
-        if not asked or K * M > 4 * asked or (K + M) * d > 8 * asked:  # the tables would outweigh the probes
-            return None
-        D = [_ZERO] * (K * d)
-        for delta, dq, k in deltas.values():
-            for j, q in (dq if dq is not None else [(j, to_fmpq(x)) for j, x in delta]):
-                if not 0 <= j < d:  # would land in another offset's row: the per-probe path decides (and refuses)
-                    return None
-                D[k * d + j] += q  # an offset that names an index twice adds both
-        B = [_ZERO] * (d * M)
-        for base, m in bases.values():
-            for j, q in base._fmpq_rows[0]:
-                if not 0 <= j < d:
-                    return None
-                B[j * M + m] = q
-        biases = (self._cq, to_fmpq(self.b)) if self.biased else (None, None)
-        out: list = [None] * len(where)
-        by_base: list = [[] for _ in range(M)]  # the probes of each base
-        for i, w in enumerate(where):
-            if w is not None:
-                by_base[w[1]].append(i)
-        for m0, S, c0, vb in offset_table(self._Wmat, D, B, self._vq, shape=(K, d, M), c=biases[0], bias=biases[1]):
-            Mb = len(vb)
-            for m in range(m0, m0 + Mb):
-                c1 = vb[m - m0]
-                for i in by_base[m]:
-                    at = where[i][0] * Mb + m - m0
-                    out[i] = (S[at], c0[at], _ZERO, c1)
-        return out
 
     def _pair(self, X):
         """``(s_1, c_1, s_2, c_2)`` for a query ``[a; y·e_b]`` (the logit primitive's), or ``[b + Δ; b]``
