@@ -33,6 +33,8 @@ It finds learners through :mod:`exact.registry` and imports no learner module.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -46,6 +48,7 @@ from .checks import CHOSEN_SEED, FRESH_SEED, SEED_ASSUMPTIONS, check_sequences
 from .floateval import evaluate_sequences
 from .grids import parse_grid
 from .jsonfields import check_fields, check_kind, short_repr
+from .linalg import mismatches
 from .models import SingleHead
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
 from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic
@@ -215,7 +218,11 @@ def failed_entries(
             if r is None or r != Fraction(int(v.p), int(v.q)):
                 failures.append(i)
         return failures
-    for i, q in enumerate(entries):
+    # Offset probes laid out as a grid are decided together (one flint product for the model's side);
+    # an answer the grid does not reproduce as it stands is decided again below, on its own.
+    pending = _grid_undecided(model, entries) if exact else None
+    for i in range(len(entries)) if pending is None else pending:
+        q = entries[i]
         if i % 4096 == 4095:
             report("replay", i + 1, len(entries))
         if type(q.answer) is not ExactAnswer and isinstance(q.answer, ExactAnswer):
@@ -239,6 +246,66 @@ def failed_entries(
         if not ok:
             failures.append(i)
     return failures
+
+
+#: Fewer offset probes than this in a row are replayed one by one.
+MIN_GRID = 64
+
+_X, _ANSWER, _OFFSET = operator.attrgetter("X"), operator.attrgetter("answer"), operator.attrgetter("_offset")
+
+
+def _grid_undecided(model: Model, entries: list) -> list[int] | None:
+    """The entries a grid replay leaves to be decided one by one, or ``None`` for no grid.
+
+    The grid is the first run of offset probes ``[b_i + Δ_r; b_i]`` in the transcript, laid
+    out in blocks of ``n`` entries that share one base object, every block holding the same
+    ``n`` offset objects in the same order.  The model gives the pair ``(s, c₀, 0, c₁)`` of
+    all of them at once (``_offset_grid``: the pair its ``_pair`` gives each probe), and an
+    answer of compact form ``(s₁, c₁', s₂, c₂')`` is reproduced where ``c₁' = c₀``,
+    ``c₂' = c₁`` and ``s₁ − s₂ = s`` (the softmax does not see a common shift of the scores),
+    decided for all of them by flint matrix equalities.  Every entry outside the grid, and
+    every grid entry not reproduced that way, is left to be decided on its own.
+    """
+    grid = getattr(model, "_offset_grid", None)
+    if grid is None or len(entries) < MIN_GRID:
+        return None
+    queries = list(map(_X, entries))
+    if set(map(type, queries)) != {Sequence}:
+        return None
+    offs = list(map(_OFFSET, queries))
+    flags = [o is not None for o in offs]
+    if True not in flags:
+        return None
+    a = flags.index(True)
+    b = flags.index(False, a) if False in flags[a:] else len(entries)
+    run = offs[a:b]
+    bases = [o[0] for o in run]
+    first = bases[0]
+    n = next((i for i, x in enumerate(bases) if x is not first), len(bases))
+    if len(run) < MIN_GRID or len(run) % n:
+        return None
+    blocks = bases[::n]
+    deltas, fqs = [o[1] for o in run], [o[2] for o in run]
+    if not (all(map(operator.is_, bases, itertools.chain.from_iterable(itertools.repeat(x, n) for x in blocks)))
+            and all(map(operator.is_, deltas, itertools.cycle(deltas[:n])))
+            and all(map(operator.is_, fqs, itertools.cycle(fqs[:n])))):
+        return None  # (an offset probe's d is its base's, which _offset_grid checks)
+    rows = [f if f is not None else tuple((j, to_fmpq(x)) for j, x in t) for t, f in zip(deltas[:n], fqs[:n])]
+    model_side = grid(blocks, rows)
+    maybe = list(map(ExactAnswer._pair, map(_ANSWER, entries[a:b])))
+    if model_side is None or None in maybe:
+        return None
+    given: list[tuple] = maybe  # type: ignore[assignment]
+    S, C0, C1 = model_side
+    s2 = [g[2] for g in given]
+    try:  # second scores that are one and the same 0 (as a single head's oracle gives them) need no subtraction
+        same = s2[0] == 0 and all(map(operator.is_, s2, itertools.repeat(s2[0])))
+        bad = set(mismatches(S, [g[0] for g in given], None if same else s2))
+        bad.update(mismatches(C0, [g[1] for g in given]))
+        bad.update(mismatches(C1, [g[3] for g in given]))
+    except (TypeError, ValueError):  # pragma: no cover - a compact form holds only fmpq (ExactAnswer checks it)
+        return None
+    return [*range(a), *(a + i for i in sorted(bad)), *range(b, len(entries))]
 
 
 @dataclass(frozen=True)

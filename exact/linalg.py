@@ -30,7 +30,8 @@ from .errors import ShapeError
 from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
-    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column"]
+    "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "sparse_rows_times",
+    "outer_sum", "mismatches"]
 
 
 def _q(x) -> fmpq:
@@ -132,6 +133,20 @@ class QMatrix:
         return QMatrix._wrap(fmpq_mat(len(rows), len(cols), [m[i, j] for i in rows for j in cols]))
 
     # -- algebra ---------------------------------------------------------------------
+
+    def scale_rows(self, factors: Sequence) -> "QMatrix":
+        """``diag(factors) @ self``: row ``i`` times ``factors[i]``.
+
+        >>> QMatrix.from_rows([[1, 2], [3, 4]]).scale_rows([2, "1/3"]).rows()[1]
+        (Fraction(1, 1), Fraction(4, 3))
+        """
+        n = self.shape[0]
+        if len(factors) != n:
+            raise ShapeError(f"scale_rows: expected {n} factors, got {len(factors)}")
+        D = fmpq_mat(n, n)
+        for i, x in enumerate(factors):
+            D[i, i] = _q(x)
+        return QMatrix._wrap(D * self._m)
 
     def __matmul__(self, other: "QMatrix") -> "QMatrix":
         if self.shape[1] != other.shape[0]:
@@ -283,6 +298,61 @@ def chain_column(factors: Sequence, x: Sequence) -> tuple[list[int], int]:
         col = F._m * col
     num, den = col.numer_denom()
     return [int(t) for t in num.entries()], int(den)
+
+
+def sparse_rows_times(rows: Sequence[Sequence[tuple[int, fmpq]]], W: QMatrix, cols: Sequence[int]) -> QMatrix:
+    """``(R·W[:, cols])ᵀ``: entry ``(i, r)`` is ``(R·W)[r, cols[i]]``, where ``R`` is given by its sparse
+    rows of ``(index, fmpq)`` pairs (a repeated index adds up).  One flint product.
+
+    >>> W = QMatrix.from_rows([[1, 2], [3, "1/2"]])
+    >>> R = [((0, fmpq(1)),), ((0, fmpq(1)), (1, fmpq(-2)))]     # e_0 and e_0 − 2e_1
+    >>> sparse_rows_times(R, W, [1, 0, 1]).rows()
+    ((Fraction(2, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(-5, 1)), (Fraction(2, 1), Fraction(1, 1)))
+    """
+    d, m = W.shape
+    R = fmpq_mat(len(rows), d)
+    for r, row in enumerate(rows):
+        for j, q in row:
+            if not 0 <= j < d:
+                raise ShapeError(f"sparse row {r}: index {j} out of range for {d} rows")
+            R[r, j] += q
+    cols = list(cols)
+    if any(not 0 <= c < m for c in cols):
+        raise ShapeError(f"sparse_rows_times: a column index is out of range for {m} columns")
+    if cols == list(range(m)):
+        M = W._m
+    else:
+        M = fmpq_mat(d, len(cols), [W._m[i, c] for i in range(d) for c in cols])
+    return QMatrix._wrap((R * M).transpose())
+
+
+def outer_sum(col: Sequence[fmpq], row: Sequence[fmpq]) -> QMatrix:
+    """The matrix ``M[i, j] = col[i] + row[j]``, built in C.
+
+    >>> outer_sum([fmpq(1), fmpq(2)], [fmpq(0), fmpq(1, 2), fmpq(-1)]).rows()[1]
+    (Fraction(2, 1), Fraction(5, 2), Fraction(1, 1))
+    """
+    a, b = len(col), len(row)
+    return QMatrix._wrap(fmpq_mat(a, 1, list(col)) * fmpq_mat(1, b, [1] * b) + fmpq_mat(a, 1, [1] * a) * fmpq_mat(1, b, list(row)))
+
+
+def mismatches(M: QMatrix, values: Sequence[fmpq], minus: Sequence[fmpq] | None = None) -> list[int]:
+    """The row-major indices where ``values`` (less ``minus``, entry by entry) differ from ``M``'s
+    entries; the comparison is one flint matrix equality when nothing differs.
+
+    >>> M = QMatrix.from_rows([[1, 2], [3, 4]])
+    >>> mismatches(M, [fmpq(1), fmpq(2), fmpq(3), fmpq(4)]), mismatches(M, [fmpq(2), fmpq(3), fmpq(3), fmpq(5)], [fmpq(1), fmpq(0), fmpq(0), fmpq(1)])
+    ([], [1])
+    """
+    r, c = M.shape
+    if len(values) != r * c or (minus is not None and len(minus) != r * c):
+        raise ShapeError(f"mismatches: expected {r * c} values for a {r}×{c} matrix")
+    G = fmpq_mat(r, c, list(values))
+    if minus is not None:
+        G -= fmpq_mat(r, c, list(minus))
+    if G == M._m:
+        return []
+    return [i for i, x in enumerate((G - M._m).entries()) if x != 0]
 
 
 #: The prime of :meth:`QMatrix.independent`'s search (the largest below 2^62).

@@ -32,7 +32,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix, chain_column
+from .linalg import QMatrix, chain_column, outer_sum, sparse_rows_times
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -564,6 +564,14 @@ class SingleHead:
                         x[b] = y
                 num, den = chain_column(factors, x)
                 w = (num, den * D)
+            elif "_int_form" not in self.__dict__ and "_Wmat" in self.__dict__:
+                # a head handed over as a flint matrix: one product in C, no integer rows of W
+                x = list(dense) if dense is not None else [0] * self.d
+                if dense is None:
+                    for b, y in pairs:
+                        x[b] = y
+                num, den = chain_column((self._Wmat,), x)
+                w = (num, den * D)
             else:
                 Wint, Dw = self._int_form[:2]
                 if dense is not None:
@@ -640,6 +648,51 @@ class SingleHead:
             c0 += q * vq[j]
         return self._offset_biases(s, c0 + c1, c1, dq)
 
+    def _offset_grid(self, bases: list, deltas: list) -> tuple | None:
+        """The pairs ``(s, c₀, 0, c₁)`` of the probes ``[b_i + Δ_r; b_i]``, as :meth:`_pair_offset` gives
+        each, for one-token bases ``b_i = [y_i·e_{j_i}]`` and offsets ``Δ_r`` (``(index, fmpq)`` pairs):
+        three :class:`QMatrix` ``S, C₀, C₁`` with entry ``(i, r)`` that probe's ``s``, ``c₀`` and ``c₁``.
+        The scores are one flint product ``Δ·W``.  ``None`` for a head with biases or kept as factors,
+        or a base of another form (:meth:`_pair_offset` decides those one by one).
+
+        >>> h = SingleHead([[1, 2], [3, "1/2"]], [1, -1])
+        >>> b = [Sequence._exact(2, (((j, Fraction(y)),),), (((j, fmpq(y)),),)) for j, y in ((0, 1), (1, 3))]
+        >>> deltas = [((0, fmpq(1)),), ((0, fmpq(2)), (1, fmpq(-1)))]
+        >>> S, C0, C1 = h._offset_grid(b, deltas)
+        >>> got = list(zip(S.entries(), C0.entries(), [fmpq(0)] * 4, C1.entries()))
+        >>> got == [h._pair_offset(x, (), t) for x in b for t in deltas]
+        True
+        """
+        if self.biased or "_factors" in self.__dict__:
+            return None
+        d = self.d
+        cols, ys = [], []
+        for b in bases:
+            fq = b._fq if type(b) is Sequence and b.d == d and b._offset is None and b._shift is None else None
+            if fq is None or len(fq) != 1 or len(fq[0]) != 1:
+                return None
+            ((j, y),) = fq[0]
+            if type(y) is not fmpq:
+                return None
+            cols.append(j)
+            ys.append(y)
+        for row in deltas:
+            for j, q in row:
+                if type(j) is not int or not 0 <= j < d or type(q) is not fmpq:
+                    return None
+        S = sparse_rows_times(deltas, self._Wmat, cols)
+        if any(y != 1 for y in ys):
+            S = S.scale_rows(ys)
+        vq = self._vq
+        cv = []
+        for row in deltas:
+            c = _ZERO
+            for j, q in row:
+                c += q * vq[j]
+            cv.append(c)
+        c1 = [vq[j] * y for j, y in zip(cols, ys)]
+        return S, outer_sum(c1, cv), outer_sum(c1, [_ZERO] * len(deltas))
+
     def _offset_biases(self, s, c0, c1, dq) -> tuple:
         """The pair ``(s, c0, 0, c1)`` of an offset probe, with a head's biases: ``Δᵀc`` on the score
         difference and ``b`` on both values."""
@@ -669,6 +722,19 @@ class SingleHead:
 
     def exact(self, X) -> ExpRatio:
         """The exact value ``f(X)`` as an exp-ratio ``Σ c_i e^{s_i} / Σ e^{s_i}``."""
+        if (type(X) is Sequence and X.d == self.d and X._offset is None and X._f64 is None and len(X.rows) == 1
+                and not self.biased and "_Wq" not in self.__dict__ and "_Wmat" in self.__dict__
+                and len(X.rows[0]) <= 4):
+            # one sparse token of a head handed over as a flint matrix: the few entries of W it reads
+            # (the d one-token queries that read v need no d² list of W's rows)
+            (row,) = X._fmpq_rows
+            Wm, vq = self._Wmat, self._vq
+            s0 = c0 = _ZERO
+            for a, x in row:
+                c0 += x * vq[a]
+                for b, y in row:
+                    s0 += x * Wm.entry(a, b) * y
+            return ExpRatio.softmax((s0,), (c0,))
         if type(X) is Sequence and X._offset is not None and X.d == self.d:
             s0, c0, s1, c1 = self._pair_offset(*X._offset)
             return ExpRatio.softmax((s0, s1), (c0, c1))

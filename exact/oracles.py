@@ -244,16 +244,22 @@ def answer_floats(answers) -> np.ndarray:
     >>> [float(x) for x in answer_floats(xs)] == [float(x) for x in xs]
     True
     """
-    n = len(answers)
-    t, c1, c2 = np.zeros(n), np.zeros(n), np.empty(n)
-    for i, a in enumerate(answers):
-        pair = a._pair() if type(a) is ExactAnswer else None
-        if pair is None:
-            c2[i] = float(a)  # t = 0 and c1 = c2: the softmax below returns c2
-            c1[i] = c2[i]
-            continue
-        s1, x1, s2, x2 = pair
-        t[i], c1[i], c2[i] = float(s1 - s2), float(x1), float(x2)
+    pairs = [a._pair() if type(a) is ExactAnswer else None for a in answers]
+    if None not in pairs:  # every answer a two-token softmax: three lists of floats
+        compact: list[tuple] = pairs  # type: ignore[assignment]
+        t = np.array([float(s1 - s2) for s1, _, s2, _ in compact])
+        c1 = np.array([float(x1) for _, x1, _, _ in compact])
+        c2 = np.array([float(x2) for _, _, _, x2 in compact])
+    else:
+        n = len(answers)
+        t, c1, c2 = np.zeros(n), np.zeros(n), np.empty(n)
+        for i, (a, pair) in enumerate(zip(answers, pairs)):
+            if pair is None:
+                c2[i] = float(a)  # t = 0 and c1 = c2: the softmax below returns c2
+                c1[i] = c2[i]
+                continue
+            s1, x1, s2, x2 = pair
+            t[i], c1[i], c2[i] = float(s1 - s2), float(x1), float(x2)
     # (c1 e^t + c2)/(e^t + 1) with t = s1 − s2, from the side where the exponential is at most 1
     e = np.exp(-np.abs(t))
     return np.where(t <= 0, c1 * e + c2, c1 + c2 * e) / (1.0 + e)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from flint import fmpq
 
@@ -13,7 +13,10 @@ from ..expfield import ExpPoly, ExpRatio
 from ..oracles import ExactAnswer
 from ..protocols import Oracle
 
-__all__ = ["Answer", "Combo", "Confirm", "Names", "Measurement", "Arithmetic", "primitive_form", "OUTSIDE_CLASS"]
+__all__ = [
+    "Answer", "Combo", "Confirm", "Names", "Measurement", "OuterMeasurements", "CompiledCombos", "Arithmetic",
+    "primitive_form", "OUTSIDE_CLASS",
+]
 
 #: An oracle's answer as an arithmetic reads it: an exact answer, a float (a
 #: :class:`~exact.oracles.FloatAnswer` carries its own rounding bound) or an exact rational
@@ -50,6 +53,71 @@ class Measurement:
     scale: Fraction = Fraction(1)
     base_err: float = 0.0
     slope_err: float = 0.0
+
+
+class OuterMeasurements(Sequence[Measurement]):
+    """Exact measurements laid out as a grid: measurement ``m = i·len(slopes) + k`` has ``base =
+    bases[i]``, ``slope = slopes[k]`` and the one ``scale`` (the probes of a column share their base,
+    the probes of a row their slope).  Held as the two short lists; a :class:`Measurement` is made
+    only when one is read.
+
+    >>> from fractions import Fraction
+    >>> g = OuterMeasurements([Fraction(1), Fraction(2)], [Fraction(3), Fraction(5), Fraction(7)])
+    >>> len(g), g[4], list(g)[4] == g[4], g[-1].slope
+    (6, Measurement(base=Fraction(2, 1), slope=Fraction(5, 1), scale=Fraction(1, 1), base_err=0.0, slope_err=0.0), True, Fraction(7, 1))
+    """
+
+    __slots__ = ("bases", "slopes", "scale")
+
+    def __init__(self, bases: Sequence, slopes: Sequence, scale: Fraction = Fraction(1)) -> None:
+        self.bases, self.slopes, self.scale = list(bases), list(slopes), scale
+
+    def __len__(self) -> int:
+        return len(self.bases) * len(self.slopes)
+
+    def __getitem__(self, m: Any) -> Any:
+        if isinstance(m, slice):
+            return [self[i] for i in range(*m.indices(len(self)))]
+        n = len(self)
+        if m < 0:
+            m += n
+        if not 0 <= m < n:
+            raise IndexError(m)
+        i, k = divmod(m, len(self.slopes))
+        return Measurement(self.bases[i], self.slopes[k], self.scale)
+
+    def __iter__(self) -> Iterator[Measurement]:
+        scale = self.scale
+        return (Measurement(b, s, scale) for b in self.bases for s in self.slopes)
+
+
+class CompiledCombos(Sequence[Combo]):
+    """Combos given compiled: ``terms[p]`` is the one measurement parameter ``p`` reads (coefficient 1),
+    or its ``[(c, m), ...]``; ``first[m]`` is a parameter that reads measurement ``m`` (every
+    measurement is read), for messages.  As a sequence it gives each combo as ``[(c, m), ...]``, for
+    any arithmetic; certified arithmetic reads ``terms`` as they are when every scale is 1.
+
+    >>> c = CompiledCombos([0, [(1, 1), (-1, 0)]], [0, 1])
+    >>> list(c), len(c)
+    ([[(1, 0)], [(1, 1), (-1, 0)]], 2)
+    """
+
+    __slots__ = ("terms", "first")
+
+    def __init__(self, terms: list, first: list) -> None:
+        self.terms, self.first = terms, first
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def __getitem__(self, p: Any) -> Any:
+        if isinstance(p, slice):
+            return [self[i] for i in range(*p.indices(len(self)))]
+        t = self.terms[p]
+        return [(1, t)] if type(t) is int else list(t)
+
+    def __iter__(self) -> Iterator[Combo]:
+        return ([(1, t)] if type(t) is int else list(t) for t in self.terms)
 
 
 #: What a softmax weight outside [0, 1] says about the black box (no probe scale produces one).

@@ -10,7 +10,7 @@ as far as its declared accuracy lets the answers sharpen.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from fractions import Fraction
 from typing import TypeAlias
 
@@ -24,7 +24,7 @@ from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic, answer_floats
 from ..protocols import Oracle
-from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, Confirm, Measurement, Names
+from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, CompiledCombos, Confirm, Measurement, Names, OuterMeasurements
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
@@ -208,26 +208,16 @@ class CertifiedArithmetic(Arithmetic):
                 hit = fq[id(x)] = (x, _exact(x))  # holding x keeps its id its own
             return hit[1]
 
-        # One pass over the combos: each measurement's slot (in order of first use), the first parameter
-        # it enters (named only if a message needs it), and every combo compiled for _params.
-        slot: dict[int, int] = {}
-        first: list[int] = []
-        terms: list = []
-        inverse: dict = {}  # id(scale) -> (scale, 1/scale): the measurements share a few scales
-        for i, combo in enumerate(combos):
-            compiled = []
-            for c, m in combo:
-                k = slot.get(m)
-                if k is None:
-                    k = slot[m] = len(first)
-                    first.append(i)
-                scale = measurements[m].scale
-                inv = inverse.get(id(scale))
-                if inv is None:
-                    inv = inverse[id(scale)] = (scale, 1 / q(scale))
-                compiled.append((c * inv[1], k))
-            terms.append(compiled[0][1] if len(compiled) == 1 and compiled[0][0] == 1 else compiled)
-        order = list(slot)
+        slot: Mapping[int, int]
+        order: Sequence[int]
+        if (type(combos) is CompiledCombos and type(measurements) is OuterMeasurements and measurements.scale == 1
+                and len(combos.first) == len(measurements)):
+            # compiled already, every measurement read and every scale 1: slot m is measurement m
+            first, terms = combos.first, combos.terms
+            order = range(len(measurements))
+            slot = _Identity()
+        else:
+            slot, first, terms, order = _compile(combos, measurements, q)
 
         def make(i: int) -> _Logit:
             m = order[i]
@@ -239,7 +229,12 @@ class CertifiedArithmetic(Arithmetic):
                 self.precision = max(self.precision, start)
             return logit
 
-        guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order]) if self.oracle.exact else None
+        if not self.oracle.exact:
+            guesses = None
+        elif type(order) is range:
+            guesses = _float_guesses(answers, measurements)
+        else:
+            guesses = _float_guesses([answers[m] for m in order], [measurements[m] for m in order])
         logits = _LazyList(make, len(order))  # a quantity is built only if its guess is not confirmed
 
         if confirm is None:
@@ -267,6 +262,43 @@ class CertifiedArithmetic(Arithmetic):
         else:
             params = _params(terms, values)
         return params if as_fmpq else [_to_fraction(x) for x in params]
+
+
+def _compile(combos: Sequence[Combo], measurements: Sequence[Measurement], q: Callable) -> tuple:
+    """One pass over the combos: each measurement's slot (in order of first use), the first parameter
+    it enters (named only if a message needs it), every combo compiled for :func:`_params`, and the
+    measurements in slot order."""
+    slot: dict[int, int] = {}
+    first: list[int] = []
+    terms: list = []
+    inverse: dict = {}  # id(scale) -> (scale, 1/scale): the measurements share a few scales
+    for i, combo in enumerate(combos):
+        compiled = []
+        for c, m in combo:
+            k = slot.get(m)
+            if k is None:
+                k = slot[m] = len(first)
+                first.append(i)
+            scale = measurements[m].scale
+            inv = inverse.get(id(scale))
+            if inv is None:
+                inv = inverse[id(scale)] = (scale, 1 / q(scale))
+            compiled.append((c * inv[1], k))
+        terms.append(compiled[0][1] if len(compiled) == 1 and compiled[0][0] == 1 else compiled)
+    return slot, first, terms, list(slot)
+
+
+class _Identity(Mapping):
+    """The slots of compiled combos: measurement ``m`` is slot ``m``."""
+
+    def __getitem__(self, m: int) -> int:
+        return m
+
+    def __iter__(self) -> Iterator[int]:  # pragma: no cover - never iterated
+        raise TypeError("identity slots are not iterable")
+
+    def __len__(self) -> int:  # pragma: no cover
+        raise TypeError("identity slots have no length")
 
 
 #: Fewer logits than this get no float guesses: the float pass would cost more than it saves.
@@ -299,8 +331,13 @@ def _float_guesses(answers: Sequence[Answer], measurements: Sequence[Measurement
                 hit = floats[id(x)] = (x, float(x))  # holding x keeps its id its own
             return hit[1]
 
-        base = np.array([fl(m.base) for m in measurements])
-        slope = np.array([fl(m.slope) for m in measurements])
+        if type(measurements) is OuterMeasurements:  # a grid: each column's base and each row's slope once
+            rows = len(measurements.slopes)
+            base = np.repeat(np.array([float(x) for x in measurements.bases]), rows)
+            slope = np.tile(np.array([float(x) for x in measurements.slopes]), len(measurements.bases))
+        else:
+            base = np.array([fl(m.base) for m in measurements])
+            slope = np.array([fl(m.slope) for m in measurements])
     except OverflowError:  # a number beyond float64: no float guesses, the balls decide
         return [None] * n
     with np.errstate(all="ignore"):

@@ -29,6 +29,7 @@ arXiv 2601.16873 (ICML 2026), Theorem 4.1.
 from __future__ import annotations
 
 import dataclasses
+from collections import abc
 import functools
 from dataclasses import dataclass
 from fractions import Fraction
@@ -38,6 +39,7 @@ from flint import fmpq
 from .. import registry
 from .details import Details
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
+from ..arith.base import CompiledCombos, OuterMeasurements
 from ..errors import CertificateInvalid, ExactAttentionError, InvalidArgument
 from ..grids import parse_w_scale
 from ..linalg import QMatrix
@@ -212,7 +214,7 @@ class ProbePlan:
             out.extend(offset(base, urows[k], ufq[k]) for k in range(d))
         return tuple(out)
 
-    def measurements(self, v, v_err=None) -> list[Measurement]:
+    def measurements(self, v, v_err=None) -> list[Measurement] | OuterMeasurements:
         """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe.
 
         ``v_err`` (float mode) bounds the errors of ``v``; they are propagated to
@@ -222,8 +224,8 @@ class ProbePlan:
         scale = b * g
         slope = [g * (v[k] + self.shifts[k] * v[p]) for k in range(d)]
         base = [b * v[j] for j in range(d)]
-        if not any(v_err or ()):  # exact modes: no error terms at all
-            return [Measurement(base[j], slope[k], scale) for j in range(d) for k in range(d)]
+        if not any(v_err or ()):  # exact modes: no error terms at all, and a probe's base is its column's
+            return OuterMeasurements(base, slope, scale)
         fb, fg = float(b), float(g)
         base_err = [fb * v_err[j] for j in range(d)]
         slope_err = [fg * (v_err[k] + abs(self.shifts[k]) * v_err[p]) for k in range(d)]
@@ -231,16 +233,21 @@ class ProbePlan:
             Measurement(base[j], slope[k], scale, base_err[j], slope_err[k]) for j in range(d) for k in range(d)
         ]
 
-    def combos(self) -> list[list[tuple[int, int]]]:
-        """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j)."""
-        out = []
-        for k in range(self.d):
-            for j in range(self.d):
-                c = [(1, self.index(k, j))]
-                if self.shifts[k]:
-                    c.append((-self.shifts[k], self.index(self.pivot, j)))
-                out.append(c)
-        return out
+    def combos(self) -> CompiledCombos:
+        """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j), compiled.
+
+        >>> plan = ProbePlan.choose([Fraction(2), Fraction(0), Fraction(-3)])   # σ = (0, 1, 0), pivot 2
+        >>> list(plan.combos())[3:6]     # row 1: t_1j − t_2j
+        [[(1, 1), (-1, 2)], [(1, 4), (-1, 5)], [(1, 7), (-1, 8)]]
+        """
+        d, p = self.d, self.pivot
+        terms: list = []
+        for k, s in enumerate(self.shifts):
+            if s:
+                terms += [[(1, j * d + k), (-s, j * d + p)] for j in range(d)]
+            else:
+                terms += range(k, d * d, d)
+        return CompiledCombos(terms, [k * d + j for j in range(d) for k in range(d)])
 
 
 @functools.lru_cache(maxsize=1)
@@ -368,6 +375,7 @@ def learn_single_head(
 
         # Step 3: the d² logit measurements (in adaptive float mode, saturated ones asked again).
         rescaled = 0
+        meas: abc.Sequence[Measurement]
         if floating and w_bound is None:
             answers, meas, rescaled = _ask_adaptive(run, plan, v, v_err)
         else:
@@ -410,7 +418,7 @@ def _ask_adaptive(run: Run, plan: ProbePlan, v, v_err) -> tuple[list, list, int]
     """The d² probes at the plan's scales, each asked again at a quarter of its scale
     (β and γ halved) while its logit lies beyond ±3; the answers, measurements and re-asks."""
     d, p = plan.d, plan.pivot
-    seqs, meas = plan.sequences(), plan.measurements(v, v_err)
+    seqs, meas = plan.sequences(), list(plan.measurements(v, v_err))  # (a list: re-asked probes replace theirs)
     scale = [plan.beta] * (d * d)  # β = γ of each probe
 
     def again(i: int) -> tuple:
