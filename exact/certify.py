@@ -279,13 +279,12 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     a = flags.index(True)
     b = flags.index(False, a) if False in flags[a:] else len(entries)
     run = offs[a:b]
-    bases = [o[0] for o in run]
+    bases, deltas, fqs = (list(x) for x in zip(*run))
     first = bases[0]
     n = next((i for i, x in enumerate(bases) if x is not first), len(bases))
     if len(run) < MIN_GRID or len(run) % n:
         return None
     blocks = bases[::n]
-    deltas, fqs = [o[1] for o in run], [o[2] for o in run]
     if not (all(map(operator.is_, bases, itertools.chain.from_iterable(itertools.repeat(x, n) for x in blocks)))
             and all(map(operator.is_, deltas, itertools.cycle(deltas[:n])))
             and all(map(operator.is_, fqs, itertools.cycle(fqs[:n])))):
@@ -297,12 +296,12 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
         return None
     given: list[tuple] = maybe  # type: ignore[assignment]
     S, C0, C1 = model_side
-    s2 = [g[2] for g in given]
+    s1, v1, s2, v2 = zip(*given)
     try:  # second scores that are one and the same 0 (as a single head's oracle gives them) need no subtraction
         same = s2[0] == 0 and all(map(operator.is_, s2, itertools.repeat(s2[0])))
-        bad = set(mismatches(S, [g[0] for g in given], None if same else s2))
-        bad.update(mismatches(C0, [g[1] for g in given]))
-        bad.update(mismatches(C1, [g[3] for g in given]))
+        bad = set(mismatches(S, s1, None if same else s2))
+        bad.update(mismatches(C0, v1))
+        bad.update(mismatches(C1, v2))
     except (TypeError, ValueError):  # pragma: no cover - a compact form holds only fmpq (ExactAnswer checks it)
         return None
     return [*range(a), *(a + i for i in sorted(bad)), *range(b, len(entries))]
@@ -377,7 +376,8 @@ class Certificate:
             if isinstance(value, (str, bytes, Mapping)) or not hasattr(value, "__iter__"):
                 raise InvalidArgument(f"{name}: expected a sequence of Query entries, got {type(value).__name__}")
             value = tuple(value)
-            bad = next((q for q in value if type(q) is not Query or type(q.X) is not Sequence), None)
+            well_typed = set(map(type, value)) <= {Query} and set(map(type, map(_X, value))) <= {Sequence}
+            bad = None if well_typed else next(q for q in value if type(q) is not Query or type(q.X) is not Sequence)
             if bad is not None:
                 raise InvalidArgument(f"{name}: expected Query(X: Sequence, answer) entries, got {short_repr(bad)}")
             object.__setattr__(self, name, value)
@@ -416,9 +416,10 @@ class Certificate:
             return CheckReport(False, self.kind, 0, reason="the transcript is empty, so it proves nothing")
         if self.kind not in (EXACT, CONSISTENT):
             return CheckReport(False, self.kind, n, reason=f"unknown certificate kind {self.kind!r}")
+        types = set(map(type, map(_ANSWER, entries)))
         try:
             reason = self._unmet_condition(rederive, standing)
-            caps = None if reason else self._float_caps(entries)
+            caps = None if reason else self._float_caps(entries, types)
         except ExactAttentionError as e:
             reason = str(e)
         if reason:
@@ -427,7 +428,7 @@ class Certificate:
             return CheckReport(False, self.kind, n, reason=caps)
         if failures is None or caps is not None:
             failures = failed_entries(self.model, entries, accuracy=self.accuracy, rtol=self.rtol, caps=caps)
-        kind = EXACT if _all_exact(entries) else CONSISTENT
+        kind = EXACT if types <= {ExactAnswer} else CONSISTENT
         if kind != self.kind:
             return CheckReport(
                 False, self.kind, n,
@@ -541,11 +542,12 @@ class Certificate:
                 )
         return None
 
-    def _float_caps(self, entries):
-        """Per entry, the rounding bound recomputed from the model for a float answer that records one."""
-        idx = [i for i, q in enumerate(entries) if isinstance(q.answer, FloatAnswer)]
-        if not idx:
+    def _float_caps(self, entries, types: set):
+        """Per entry, the rounding bound recomputed from the model for a float answer that records one
+        (``types``: the entries' answer types)."""
+        if not any(issubclass(t, FloatAnswer) for t in types):
             return None
+        idx = [i for i, q in enumerate(entries) if isinstance(q.answer, FloatAnswer)]
         if getattr(self.model, "kind", None) != "single-head" or not isinstance(self.model, SingleHead):
             return "the answers record float rounding errors, which can be checked only for a single-head model"
         W, v = self.model.to_numpy()
@@ -561,7 +563,7 @@ class Certificate:
 
 
 def _all_exact(entries) -> bool:
-    return all(type(q.answer) is ExactAnswer for q in entries)
+    return set(map(type, map(_ANSWER, entries))) <= {ExactAnswer}
 
 
 def make_certificate(

@@ -122,15 +122,14 @@ def identify(
     values: list = [None] * len(quantities)
     pending = list(range(len(quantities)))
     guessed: set = set()
+    todo = pending
     if guesses is not None and grid is None:
-        for i, g in enumerate(guesses):
-            if g is not None:
-                values[i] = g
-                guessed.add(i)
+        values = list(guesses)
+        todo = [i for i, g in enumerate(values) if g is None]
+        guessed = set(pending).difference(todo) if todo else set(pending)
     while pending:
-        for i in pending:  # a candidate for every pending quantity, raising its precision as needed
-            if i not in guessed:
-                values[i] = _candidate(quantities[i], grid, approximate)
+        for i in todo:  # a candidate for every pending quantity not guessed, raising its precision as needed
+            values[i] = _candidate(quantities[i], grid, approximate)
         if grid is not None:
             return values  # unique on the grid; the result's replay checks it again
         failed = list(confirm(values, pending))  # type: ignore[misc]
@@ -138,7 +137,7 @@ def identify(
             if i not in guessed:
                 quantities[i].refine()
         guessed.clear()  # a guess is tried once
-        pending = failed
+        pending = todo = failed
     return values
 
 

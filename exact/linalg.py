@@ -31,7 +31,7 @@ from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
     "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "sparse_rows_times",
-    "outer_sum", "mismatches"]
+    "outer_sum", "mismatches", "less_pivot_rows"]
 
 
 def _q(x) -> fmpq:
@@ -54,7 +54,9 @@ class QMatrix:
         if entries is None:
             self._m = fmpq_mat(nrows, ncols)
         else:
-            flat = [_q(x) for x in entries]
+            flat = list(entries)
+            if not set(map(type, flat)) <= {fmpq}:  # flint rationals go in as they are
+                flat = [_q(x) for x in flat]
             if len(flat) != nrows * ncols:
                 raise ShapeError(f"matrix: expected {nrows * ncols} entries for {nrows}×{ncols}, got {len(flat)}")
             self._m = fmpq_mat(nrows, ncols, flat)
@@ -122,6 +124,15 @@ class QMatrix:
         """``(N, D)`` with ``self = N / D``: integer rows over the least common denominator."""
         num, den = self._m.numer_denom()
         return [[int(x) for x in row] for row in num.tolist()], int(den)
+
+    def int_size(self) -> tuple[int, int]:
+        """``(max |N_ij|, D)`` for ``self = N / D`` over the least common denominator (no integer rows made).
+
+        >>> QMatrix.from_rows([["1/2", -3], [0, "1/4"]]).int_size()
+        (12, 4)
+        """
+        num, den = self._m.numer_denom()
+        return int(max(map(abs, num.entries()), default=0)), int(den)
 
     def column(self, j: int) -> list[fmpq]:
         return [self._m[i, j] for i in range(self._m.nrows())]
@@ -324,6 +335,21 @@ def sparse_rows_times(rows: Sequence[Sequence[tuple[int, fmpq]]], W: QMatrix, co
     else:
         M = fmpq_mat(d, len(cols), [W._m[i, c] for i in range(d) for c in cols])
     return QMatrix._wrap((R * M).transpose())
+
+
+def less_pivot_rows(columns: Sequence[fmpq], d: int, shifts: Sequence[int], pivot: int) -> QMatrix:
+    """``T − σ ⊗ T[pivot]`` (row ``k`` is ``T[k] − σ_k·T[pivot]``), where ``T`` is the ``d × d`` matrix
+    whose column ``j`` is ``columns[j·d : (j+1)·d]``: built in C.
+
+    >>> t = [fmpq(x) for x in (1, 2, 3, 4)]        # T = [[1, 3], [2, 4]]
+    >>> less_pivot_rows(t, 2, [0, 1], 0).rows()   # row 1: T[1] − T[0]
+    ((Fraction(1, 1), Fraction(3, 1)), (Fraction(1, 1), Fraction(1, 1)))
+    """
+    if len(columns) != d * d or len(shifts) != d or not 0 <= pivot < d:
+        raise ShapeError(f"less_pivot_rows: expected {d * d} values, {d} shifts and a pivot below {d}")
+    T = fmpq_mat(d, d, list(columns)).transpose()
+    row = fmpq_mat(1, d, [T[pivot, j] for j in range(d)])
+    return QMatrix._wrap(T - fmpq_mat(d, 1, list(shifts)) * row)
 
 
 def outer_sum(col: Sequence[fmpq], row: Sequence[fmpq]) -> QMatrix:

@@ -484,6 +484,11 @@ class SingleHead:
         if factors is not None and "_Wmat" not in self.__dict__:
             got = _factored_size(*factors) if len(factors) == 2 else None
             return got if got is not None else _rowwise_size(factors)
+        if "_int_form" not in self.__dict__ and "_Wmat" in self.__dict__:  # from the flint matrix, in C, once
+            size = self.__dict__.get("_int_size")
+            if size is None:
+                size = self.__dict__["_int_size"] = self._Wmat.int_size()
+            return size
         Wint, Dw = self._int_form[:2]
         top = max((max(row, default=0) for row in Wint), default=0)
         low = min((min(row, default=0) for row in Wint), default=0)

@@ -244,10 +244,13 @@ def answer_floats(answers) -> np.ndarray:
     >>> [float(x) for x in answer_floats(xs)] == [float(x) for x in xs]
     True
     """
-    pairs = [a._pair() if type(a) is ExactAnswer else None for a in answers]
+    if set(map(type, answers)) == {ExactAnswer}:
+        pairs = list(map(ExactAnswer._pair, answers))
+    else:
+        pairs = [a._pair() if type(a) is ExactAnswer else None for a in answers]
     if None not in pairs:  # every answer a two-token softmax: three lists of floats
         compact: list[tuple] = pairs  # type: ignore[assignment]
-        t = np.array([float(s1 - s2) for s1, _, s2, _ in compact])
+        t = np.array([float(s1 - s2) if s2 else float(s1) for s1, _, s2, _ in compact])
         c1 = np.array([float(x1) for _, x1, _, _ in compact])
         c2 = np.array([float(x2) for _, _, _, x2 in compact])
     else:

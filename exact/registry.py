@@ -275,17 +275,34 @@ def _specs_of(obj, where: str) -> tuple:
 
 
 def _load_builtins() -> None:
-    """Fill the registry with the built-in learners, once (no plug-in looked for)."""
+    """Fill the registry with the built-in learners, once (no plug-in looked for), in :data:`BUILTIN` order."""
     global _BUILTINS_LOADED
     if _BUILTINS_LOADED:
         return
     _BUILTINS_LOADED = True
     import importlib
 
+    found = dict(_REGISTRY)  # built-in specs already read from imported modules (_load_imported_builtins)
+    _REGISTRY.clear()
     for path in BUILTIN:
         module = importlib.import_module(path)
         for spec in _specs_of(getattr(module, "SPECS", None) or module.SPEC, path):
-            _REGISTRY.setdefault(spec.name, spec)
+            _REGISTRY.setdefault(spec.name, found.get(spec.name, spec))
+    for name, spec in found.items():
+        _REGISTRY.setdefault(name, spec)
+
+
+def _load_imported_builtins() -> None:
+    """Read the specs of the built-in modules imported already (no import, so no cost in a fresh process);
+    :func:`_load_builtins` later puts every built-in in order."""
+    import sys
+
+    for path in BUILTIN:
+        module = sys.modules.get(path)
+        specs = (getattr(module, "SPECS", None) or getattr(module, "SPEC", None)) if module is not None else None
+        if specs is not None:  # (None while the module is still being imported)
+            for spec in _specs_of(specs, path):
+                _REGISTRY.setdefault(spec.name, spec)
 
 
 def _load() -> None:
@@ -336,8 +353,12 @@ def unregister(name: str) -> None:
 def get(name: str) -> LearnerSpec:
     """The spec registered under ``name``."""
     # A plug-in never takes a built-in name, so a built-in learner is found without scanning the
-    # installed packages for plug-ins (a certificate check inside a learner's run need not).
-    _load_builtins()
+    # installed packages for plug-ins (a certificate check inside a learner's run need not), and
+    # one whose module is imported already without importing the others.
+    if not _BUILTINS_LOADED and isinstance(name, str) and name not in _REGISTRY:
+        _load_imported_builtins()
+    if not (isinstance(name, str) and name in _REGISTRY):
+        _load_builtins()
     if not (isinstance(name, str) and name in _REGISTRY):
         _load()
     spec = _REGISTRY.get(name) if isinstance(name, str) else None

@@ -242,6 +242,33 @@ class Sequence:
         _EMPTY[-1].__set__(seq, (base, deltas, deltas_fq))  # the _offset slot
         return seq
 
+    @classmethod
+    def _offset_pairs(cls, base: "Sequence", offsets: list) -> list:
+        """``[Sequence._offset_pair(base, Δ, Δ_fq) for Δ, Δ_fq in offsets]``, built with the slots' own
+        setters in one loop (a learner builds ``d²`` of these).
+
+        >>> b = Sequence.sparse(3, [{0: 1}])
+        >>> xs = Sequence._offset_pairs(b, [(((1, Fraction(2)),), None), (((0, Fraction(-1)),), None)])
+        >>> [x.dense()[0] for x in xs] == [[1, 2, 0], [0, 0, 0]], xs[1].length, xs[1]._offset[0] is b
+        (True, 2, True)
+        """
+        d, new = base.d, object.__new__
+        set_d, (rows, fq, ints, near, shift, f64, offset) = _D.__set__, (slot.__set__ for slot in _EMPTY)
+        out: list = []
+        append = out.append
+        for deltas, deltas_fq in offsets:
+            seq = new(cls)
+            set_d(seq, d)
+            rows(seq, None)
+            fq(seq, None)
+            ints(seq, None)
+            near(seq, None)
+            shift(seq, None)
+            f64(seq, None)
+            offset(seq, (base, deltas, deltas_fq))
+            append(seq)
+        return out
+
     @property
     def _int_rows(self) -> tuple:
         """The tokens in integer form (see the ``_ints`` slot), computed once (built afresh each

@@ -10,11 +10,12 @@ from typing import Any, Protocol, TypeAlias
 from flint import fmpq
 
 from ..expfield import ExpPoly, ExpRatio
+from ..linalg import QMatrix
 from ..oracles import ExactAnswer
 from ..protocols import Oracle
 
 __all__ = [
-    "Answer", "Combo", "Confirm", "Names", "Measurement", "OuterMeasurements", "CompiledCombos", "Arithmetic",
+    "Answer", "Combo", "Confirm", "Names", "Measurement", "OuterMeasurements", "CompiledCombos", "MatrixParams", "Arithmetic",
     "primitive_form", "OUTSIDE_CLASS",
 ]
 
@@ -29,7 +30,7 @@ Combo: TypeAlias = Sequence[tuple[int, int]]
 
 #: ``confirm(values, pending) -> failed``: the candidate parameters (flint ``fmpq``) and the
 #: measurements still pending; returns the measurements whose answers they do not reproduce.
-Confirm: TypeAlias = Callable[[list[fmpq], list[int]], Sequence[int]]
+Confirm: TypeAlias = Callable[[Sequence[fmpq], list[int]], Sequence[int]]
 
 
 class Names(Protocol):
@@ -94,18 +95,28 @@ class OuterMeasurements(Sequence[Measurement]):
 class CompiledCombos(Sequence[Combo]):
     """Combos given compiled: ``terms[p]`` is the one measurement parameter ``p`` reads (coefficient 1),
     or its ``[(c, m), ...]``; ``first[m]`` is a parameter that reads measurement ``m`` (every
-    measurement is read), for messages.  As a sequence it gives each combo as ``[(c, m), ...]``, for
-    any arithmetic; certified arithmetic reads ``terms`` as they are when every scale is 1.
+    measurement is read), for messages.  ``terms`` may be given as a function that makes them, called
+    when they are first read.  As a sequence it gives each combo as ``[(c, m), ...]``, for any
+    arithmetic; certified arithmetic reads ``terms`` as they are when every scale is 1, and then
+    ``matrix(logits)``, if given, computes all the parameters at once (row-major, as one
+    :class:`QMatrix`, from the logits ``ℓ_m`` of the measurements in order).
 
     >>> c = CompiledCombos([0, [(1, 1), (-1, 0)]], [0, 1])
-    >>> list(c), len(c)
-    ([[(1, 0)], [(1, 1), (-1, 0)]], 2)
+    >>> list(c), len(c), CompiledCombos(lambda: [1, 0], [1, 0]).terms
+    ([[(1, 0)], [(1, 1), (-1, 0)]], 2, [1, 0])
     """
 
-    __slots__ = ("terms", "first")
+    __slots__ = ("_terms", "first", "matrix")
 
-    def __init__(self, terms: list, first: list) -> None:
-        self.terms, self.first = terms, first
+    def __init__(self, terms: list | Callable[[], list], first: Sequence[int],
+                 matrix: Callable[[list], QMatrix] | None = None) -> None:
+        self._terms, self.first, self.matrix = terms, first, matrix
+
+    @property
+    def terms(self) -> list:
+        if callable(self._terms):
+            self._terms = self._terms()
+        return self._terms
 
     def __len__(self) -> int:
         return len(self.terms)
@@ -118,6 +129,37 @@ class CompiledCombos(Sequence[Combo]):
 
     def __iter__(self) -> Iterator[Combo]:
         return ([(1, t)] if type(t) is int else list(t) for t in self.terms)
+
+
+class MatrixParams(Sequence[fmpq]):
+    """Parameters held as a :class:`QMatrix` (row-major); the flat list of entries is made on first read.
+
+    >>> p = MatrixParams(QMatrix.from_rows([[1, 2], [3, 4]]))
+    >>> len(p), p[2], list(p)[-1]
+    (4, 3, 4)
+    """
+
+    __slots__ = ("qmatrix", "_flat")
+
+    def __init__(self, qmatrix: QMatrix) -> None:
+        self.qmatrix = qmatrix
+        self._flat: list | None = None
+
+    def _entries(self) -> list:
+        flat = self._flat
+        if flat is None:
+            flat = self._flat = self.qmatrix.entries()
+        return flat
+
+    def __len__(self) -> int:
+        r, c = self.qmatrix.shape
+        return r * c
+
+    def __getitem__(self, i: Any) -> Any:
+        return self._entries()[i]
+
+    def __iter__(self) -> Iterator[fmpq]:
+        return iter(self._entries())
 
 
 #: What a softmax weight outside [0, 1] says about the black box (no probe scale produces one).

@@ -24,7 +24,10 @@ from ..identify import identify
 from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
 from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic, answer_floats
 from ..protocols import Oracle
-from .base import OUTSIDE_CLASS, Answer, Arithmetic, Combo, CompiledCombos, Confirm, Measurement, Names, OuterMeasurements
+from .base import (
+    OUTSIDE_CLASS, Answer, Arithmetic, Combo, CompiledCombos, Confirm, MatrixParams, Measurement, Names,
+    OuterMeasurements,
+)
 
 __all__ = ["CertifiedArithmetic", "MAX_HEIGHT_BITS"]
 
@@ -210,10 +213,14 @@ class CertifiedArithmetic(Arithmetic):
 
         slot: Mapping[int, int]
         order: Sequence[int]
+        terms: list | None
+        compiled: CompiledCombos | None = None
+        matrix = None
         if (type(combos) is CompiledCombos and type(measurements) is OuterMeasurements and measurements.scale == 1
                 and len(combos.first) == len(measurements)):
             # compiled already, every measurement read and every scale 1: slot m is measurement m
-            first, terms = combos.first, combos.terms
+            first, matrix, compiled = combos.first, combos.matrix, combos
+            terms = compiled.terms if matrix is None else None  # (read below only if needed)
             order = range(len(measurements))
             slot = _Identity()
         else:
@@ -249,9 +256,14 @@ class CertifiedArithmetic(Arithmetic):
         else:
 
             def check(values: list[fmpq], fresh: list[int]) -> Sequence[int]:
-                params = _params(terms, values)
-                kept = list(params)  # as computed, whatever confirm does with its list
-                failed = confirm(params, [order[i] for i in fresh])
+                params: Sequence[fmpq]
+                kept: Sequence[fmpq]
+                if matrix is not None:  # the parameters as one matrix, computed in C (and never changed)
+                    params = kept = MatrixParams(matrix(values))
+                else:
+                    params = _params(terms or (), values)  # (terms is compiled here: no matrix)
+                    kept = list(params)  # as computed, whatever confirm does with its list
+                failed = confirm(params, list(fresh) if type(order) is range else [order[i] for i in fresh])
                 confirmed[:] = [list(values), kept] if not failed else []
                 return [slot[m] for m in failed]
 
@@ -260,7 +272,7 @@ class CertifiedArithmetic(Arithmetic):
         if confirmed and len(confirmed[0]) == len(values) and all(map(operator.is_, confirmed[0], values)):
             params = confirmed[1]  # the very parameters that confirmation replayed
         else:
-            params = _params(terms, values)
+            params = _params(terms if terms is not None else compiled.terms if compiled is not None else (), values)
         return params if as_fmpq else [_to_fraction(x) for x in params]
 
 
@@ -376,8 +388,10 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list[fmpq | None]:
             active &= (q1 * q1 * tol <= 0.25) & (q1 <= MAX_GUESS_DENOMINATOR) & (np.abs(p1) <= 2.0**53)
         with np.errstate(all="ignore"):
             hit = active & (np.abs(x - p1 / q1) <= tol)
-        for i in np.flatnonzero(hit).tolist():
-            out[i] = fmpq(int(p1[i]), int(q1[i]))
+        idx = np.flatnonzero(hit)
+        if idx.size:  # |p|, q <= 2^53: exact as int64
+            for i, p, q in zip(idx.tolist(), p1[idx].astype(np.int64).tolist(), q1[idx].astype(np.int64).tolist()):
+                out[i] = fmpq(p, q)
         frac = r - a
         active &= ~hit & (frac > 0)
         with np.errstate(all="ignore"):

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import math
+import operator
 import secrets
 import time
 from collections.abc import Iterable
@@ -189,22 +190,23 @@ class Run:
     def ask(self, seqs) -> list:
         """Ask the oracle a batch of queries, timing the time spent inside it (and reporting progress)."""
         seqs = list(seqs)
-        t = time.perf_counter()
         answers: list = []
         for i in range(0, len(seqs), _CHUNK):
-            chunk, entries = self._answers(seqs[i : i + _CHUNK])
+            chunk, entries, seconds = self._answers(seqs[i : i + _CHUNK])
+            self.seconds["query"] += seconds
             answers += chunk
             self._entries += entries
             report("queries", self.oracle.count - self.start, self.total)
-        self.seconds["query"] += time.perf_counter() - t
         return answers
 
-    def _answers(self, seqs: list) -> tuple[list, list]:
-        """The oracle's answers to one batch and its transcript entries for them, checked: one
-        answer per query, of the exact type for an exact oracle, and recorded as returned."""
+    def _answers(self, seqs: list) -> tuple[list, list, float]:
+        """The oracle's answers to one batch, its transcript entries for them and the seconds spent
+        inside the oracle; checked (the learner's time): one answer per query, of the exact type for
+        an exact oracle, and recorded as returned."""
         oracle = self.oracle
         log = getattr(oracle, "_transcript", None) if isinstance(oracle, BaseOracle) else None
         before = len(log) if log is not None else len(_transcript_of(oracle))
+        t = time.perf_counter()
         raw = oracle.query_batch(seqs)
         try:
             answers = list(raw)
@@ -212,31 +214,33 @@ class Run:
             raise OracleInconsistent(
                 f"the oracle's query_batch returned {type(raw).__name__}, not a list of answers"
             ) from None
+        seconds = time.perf_counter() - t
         if len(answers) != len(seqs):
             raise OracleInconsistent(f"the oracle returned {len(answers)} answers to a batch of {len(seqs)} queries")
-        if oracle.exact:
-            for a in answers:
-                if type(a) is not ExactAnswer:  # exactly: equality is decided on its form
-                    raise OracleInconsistent(
-                        f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
-                        "(an oracle whose answers are numbers declares exact=False and an accuracy)"
-                    )
+        if oracle.exact and not set(map(type, answers)) <= {ExactAnswer}:  # exactly: equality is decided on its form
+            a = next(a for a in answers if type(a) is not ExactAnswer)
+            raise OracleInconsistent(
+                f"the oracle declares exact=True but answered a {type(a).__name__}, not an ExactAnswer "
+                "(an oracle whose answers are numbers declares exact=False and an accuracy)"
+            )
         entries = list(log[before:]) if log is not None else _transcript_of(oracle)[before:]
         if (
             len(entries) != len(answers)
-            or any(type(q) is not Query or q.answer is not a for q, a in zip(entries, answers))
+            or not set(map(type, entries)) <= {Query}
+            or not all(map(operator.is_, map(_ANSWER, entries), answers))
         ):
             raise OracleInconsistent(
                 f"the oracle's transcript does not record the {len(answers)} answers it just returned "
                 f"(it gained {len(entries)} entries)"
             )
-        for i, (q, seq) in enumerate(zip(entries, seqs)):
-            if q.X is not seq and q.X != seq:  # the oracle changed the query (a callable rounds to float64)
-                raise OracleInconsistent(
-                    f"the oracle's transcript records another sequence than query #{i} of the batch asked "
-                    "(an oracle that rounds its inputs cannot be learned exactly with these probes)"
-                )
-        return answers, entries
+        if not all(map(operator.is_, map(_X, entries), seqs)):
+            for i, (q, seq) in enumerate(zip(entries, seqs)):
+                if q.X is not seq and q.X != seq:  # the oracle changed the query (a callable rounds to float64)
+                    raise OracleInconsistent(
+                        f"the oracle's transcript records another sequence than query #{i} of the batch asked "
+                        "(an oracle that rounds its inputs cannot be learned exactly with these probes)"
+                    )
+        return answers, entries, seconds
 
     def require(self, n: int, what: str) -> None:
         """Check that ``n`` more learner queries, plus the verification queries, fit the budget."""
@@ -343,7 +347,7 @@ class Run:
             mode=mode or self.arith.name,
             exact=exact,
             queries=queries,
-            max_length=max((q.X.length for q in transcript), default=0),
+            max_length=max(map(_LENGTH, transcript), default=0),
             certificate=certificate,
             report=report,
             error_estimate=None if approximate else (self.arith.errors() if error_estimate is None else error_estimate),
@@ -366,9 +370,7 @@ class Run:
         # a float result's checks are scaled from its float64 view (its exact size can cost a pass over W)
         bits = getattr(model, "float_magnitude_bits", None) if not self.arith.exact else None
         seqs = check_sequences(model, self.checks, self.check_seed, magnitude=bits() if bits else None)
-        t_ask = time.perf_counter()
-        _, entries = self._answers(seqs)
-        answering = time.perf_counter() - t_ask  # the oracle's time, not the check's
+        _, entries, answering = self._answers(seqs)  # answering: the oracle's time, not the check's
         self.seconds["query"] += answering
         t += answering
         queries = tuple(entries)
@@ -394,6 +396,10 @@ class Run:
                 f"holds only {assumed}{unconfirmed}"
             )
         return queries
+
+
+_LENGTH = operator.attrgetter("X.length")
+_X, _ANSWER = operator.attrgetter("X"), operator.attrgetter("answer")
 
 
 def _within_float_bound(model, q, oracle, eps: float) -> bool:

@@ -39,10 +39,10 @@ from flint import fmpq
 from .. import registry
 from .details import Details
 from ..arith import CertifiedArithmetic, FloatArithmetic, Measurement
-from ..arith.base import CompiledCombos, OuterMeasurements
+from ..arith.base import CompiledCombos, MatrixParams, OuterMeasurements
 from ..errors import CertificateInvalid, ExactAttentionError, InvalidArgument
 from ..grids import parse_w_scale
-from ..linalg import QMatrix
+from ..linalg import QMatrix, less_pivot_rows
 from ..models import SingleHead
 from ..numbers import floor_log2, format_rational, parse_rational, to_fraction
 from ..protocols import Oracle
@@ -206,12 +206,10 @@ class ProbePlan:
         # its d probes): a probe is a reference and a pair, its rows built only if something asks for them,
         # and exact evaluation reads W·βe_j once per column (SingleHead._pair_offset)
         out: list = []
-        offset = Sequence._offset_pair
-        ufq = [tuple(fq(t) for t in row) for row in urows]
+        offsets = [(row, tuple(fq(t) for t in row)) for row in urows]
         for j in range(d):
             query = ((j, b),)
-            base = Sequence._exact(d, (query,), ((fq(query[0]),),))
-            out.extend(offset(base, urows[k], ufq[k]) for k in range(d))
+            out += Sequence._offset_pairs(Sequence._exact(d, (query,), ((fq(query[0]),),)), offsets)
         return tuple(out)
 
     def measurements(self, v, v_err=None) -> list[Measurement] | OuterMeasurements:
@@ -234,20 +232,43 @@ class ProbePlan:
         ]
 
     def combos(self) -> CompiledCombos:
-        """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j), compiled.
+        """``W_kj = t_kj − σ_k t_pj`` as ``[(coefficient, measurement), ...]``, row-major in (k, j), compiled
+        (the terms made when first read; the matrix form computes all of them in C).
 
         >>> plan = ProbePlan.choose([Fraction(2), Fraction(0), Fraction(-3)])   # σ = (0, 1, 0), pivot 2
         >>> list(plan.combos())[3:6]     # row 1: t_1j − t_2j
         [[(1, 1), (-1, 2)], [(1, 4), (-1, 5)], [(1, 7), (-1, 8)]]
+        >>> c = plan.combos(); c.first[5], c.first[1 * 3 + 2]     # measurement (k, j) = (2, 1) is read by W_21
+        (7, 7)
         """
-        d, p = self.d, self.pivot
-        terms: list = []
-        for k, s in enumerate(self.shifts):
-            if s:
-                terms += [[(1, j * d + k), (-s, j * d + p)] for j in range(d)]
-            else:
-                terms += range(k, d * d, d)
-        return CompiledCombos(terms, [k * d + j for j in range(d) for k in range(d)])
+        d, p, shifts = self.d, self.pivot, list(self.shifts)
+
+        def terms() -> list:
+            out: list = []
+            for k, s in enumerate(shifts):
+                if s:
+                    out += [[(1, j * d + k), (-s, j * d + p)] for j in range(d)]
+                else:
+                    out += range(k, d * d, d)
+            return out
+
+        return CompiledCombos(terms, _FirstReader(d), matrix=lambda t: less_pivot_rows(t, d, shifts, p))
+
+
+class _FirstReader(abc.Sequence):
+    """For measurement ``m = j·d + k``, the parameter ``W_kj`` (index ``k·d + j``) that reads it."""
+
+    __slots__ = ("d",)
+
+    def __init__(self, d: int):
+        self.d = d
+
+    def __len__(self) -> int:
+        return self.d * self.d
+
+    def __getitem__(self, m):
+        j, k = divmod(m, self.d)
+        return k * self.d + j
 
 
 @functools.lru_cache(maxsize=1)
@@ -395,7 +416,8 @@ def learn_single_head(
         def confirm(flat, pending):
             # Candidates (flint rationals) are confirmed by the certificate itself: replay
             # every answer exactly against the candidate model; rejected measurements are refined.
-            bad = run.replay(SingleHead._from_qmatrix(QMatrix(d, d, flat), v_exact), transcript)
+            W = flat.qmatrix if type(flat) is MatrixParams else QMatrix(d, d, flat)
+            bad = run.replay(SingleHead._from_qmatrix(W, v_exact), transcript)
             if any(i < d for i in bad):  # pragma: no cover - v was confirmed exactly in step 1
                 raise CertificateInvalid("learn_single_head: internal error, a confirmed v_i is not reproduced")
             return [i - d for i in bad]
