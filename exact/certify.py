@@ -273,13 +273,13 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     if set(map(type, queries)) != {Sequence}:
         return None
     offs = list(map(_OFFSET, queries))
-    flags = [o is not None for o in offs]
-    if True not in flags:
+    none = offs.count(None)
+    if none == len(offs):
         return None
-    a = flags.index(True)
-    b = flags.index(False, a) if False in flags[a:] else len(entries)
+    a = next(i for i, o in enumerate(offs) if o is not None)
+    b = len(offs) if none == a else offs.index(None, a)
     run = offs[a:b]
-    bases, deltas, fqs = (list(x) for x in zip(*run))
+    bases, deltas, fqs = zip(*run)
     first = bases[0]
     n = next((i for i, x in enumerate(bases) if x is not first), len(bases))
     if len(run) < MIN_GRID or len(run) % n:

@@ -696,7 +696,7 @@ class SingleHead:
                 c += q * vq[j]
             cv.append(c)
         c1 = [vq[j] * y for j, y in zip(cols, ys)]
-        return S, outer_sum(c1, cv), outer_sum(c1, [_ZERO] * len(deltas))
+        return S, outer_sum(c1, cv), outer_sum(c1, None, ncols=len(deltas))
 
     def _offset_biases(self, s, c0, c1, dq) -> tuple:
         """The pair ``(s, c0, 0, c1)`` of an offset probe, with a head's biases: ``Δᵀc`` on the score
