@@ -252,6 +252,7 @@ def failed_entries(
 MIN_GRID = 64
 
 _X, _ANSWER, _OFFSET = operator.attrgetter("X"), operator.attrgetter("answer"), operator.attrgetter("_offset")
+_D = operator.attrgetter("d")
 
 
 def _grid_undecided(model: Model, entries: list) -> list[int] | None:
@@ -266,8 +267,7 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     decided for all of them by flint matrix equalities.  Every entry outside the grid, and
     every grid entry not reproduced that way, is left to be decided on its own.
     """
-    grid = getattr(model, "_offset_grid", None)
-    if grid is None or len(entries) < MIN_GRID:
+    if type(model) is not SingleHead or len(entries) < MIN_GRID:  # (a subclass may evaluate otherwise)
         return None
     queries = list(map(_X, entries))
     if set(map(type, queries)) != {Sequence}:
@@ -279,6 +279,8 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     a = next(i for i, o in enumerate(offs) if o is not None)
     b = len(offs) if none == a else offs.index(None, a)
     run = offs[a:b]
+    if set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
+        return None
     bases, deltas, fqs = zip(*run)
     first = bases[0]
     n = next((i for i, x in enumerate(bases) if x is not first), len(bases))
@@ -288,9 +290,9 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     if not (all(map(operator.is_, bases, itertools.chain.from_iterable(itertools.repeat(x, n) for x in blocks)))
             and all(map(operator.is_, deltas, itertools.cycle(deltas[:n])))
             and all(map(operator.is_, fqs, itertools.cycle(fqs[:n])))):
-        return None  # (an offset probe's d is its base's, which _offset_grid checks)
+        return None
     rows = [f if f is not None else tuple((j, to_fmpq(x)) for j, x in t) for t, f in zip(deltas[:n], fqs[:n])]
-    model_side = grid(blocks, rows)
+    model_side = model._offset_grid(blocks, rows)
     maybe = list(map(ExactAnswer._pair, map(_ANSWER, entries[a:b])))
     if model_side is None or None in maybe:
         return None

@@ -653,7 +653,7 @@ class SingleHead:
             c0 += q * vq[j]
         return self._offset_biases(s, c0 + c1, c1, dq)
 
-    def _offset_grid(self, bases: list, deltas: list) -> tuple | None:
+    def _offset_grid(self, bases: tuple | list, deltas: list) -> tuple | None:
         """The pairs ``(s, c₀, 0, c₁)`` of the probes ``[b_i + Δ_r; b_i]``, as :meth:`_pair_offset` gives
         each, for one-token bases ``b_i = [y_i·e_{j_i}]`` and offsets ``Δ_r`` (``(index, fmpq)`` pairs):
         three :class:`QMatrix` ``S, C₀, C₁`` with entry ``(i, r)`` that probe's ``s``, ``c₀`` and ``c₁``.

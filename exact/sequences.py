@@ -40,6 +40,8 @@ class Sequence:
 
     d: int
     rows: tuple
+    # The fields below are derived forms: computed on demand, or set by the trusted constructors
+    # (``_exact``, ``_floats``, ``_shifted``, ``_offset_pair(s)``), never taken from ``__init__``.
     # The rows with flint ``fmpq`` values, for fast exact evaluation: computed once, on
     # demand, or handed over by a learner that already has them.
     _fq: tuple | None = field(default=None, compare=False, repr=False, hash=False)
@@ -59,8 +61,9 @@ class Sequence:
     # The tokens as a float64 ``(N, d)`` array, for a sequence a float learner built from one: its
     # rows (the exact binary rationals of those floats) are built only when asked for.
     _f64: np.ndarray | None = field(default=None, compare=False, repr=False, hash=False)
-    # ``(base, deltas)``: this is the two-token ``[b + Δ; b]`` for the one-token ``base = [b]`` and the
-    # sparse ``Δ`` (sorted ``(index, Fraction)`` pairs), kept as that: a sketch probe of a dense ``b``
+    # ``(base, deltas, deltas_fq)``: this is the two-token ``[b + Δ; b]`` for the one-token ``base = [b]``
+    # and the sparse ``Δ`` (sorted ``(index, Fraction)`` pairs; ``deltas_fq`` the same with ``fmpq``
+    # values, or None), kept as that: a sketch probe of a dense ``b``
     # costs a reference and a few entries, and its rows are built (and dropped) only when asked for.
     _offset: tuple | None = field(default=None, compare=False, repr=False, hash=False)
 
@@ -85,6 +88,10 @@ class Sequence:
                     raise ShapeError(f"sequence: token {i}: values must be nonzero Fractions, got {q!r}")
                 last = j
         object.__setattr__(self, "rows", rows)
+        # The other forms are the trusted constructors' to set (they bypass this check): a sequence
+        # made here, or by dataclasses.replace, is its d and rows, whatever else was passed.
+        for name in _DERIVED:
+            object.__setattr__(self, name, None)
 
     @classmethod
     def from_rows(cls, rows, *, d: int | None = None, name: str = "X") -> "Sequence":
@@ -434,6 +441,8 @@ class Sequence:
 
 
 _ROWS = Sequence.__dict__["rows"]  # the slot that holds the rows
+#: The forms a sequence may carry besides its rows, set only by the trusted constructors.
+_DERIVED = ("_fq", "_ints", "_near", "_shift", "_f64", "_offset")
 _D = Sequence.__dict__["d"]
 #: The slots a sequence still to be filled in starts with empty.
 _EMPTY = tuple(Sequence.__dict__[name] for name in ("rows", "_fq", "_ints", "_near", "_shift", "_f64", "_offset"))
