@@ -121,12 +121,12 @@ def identify(
         raise InvalidArgument(f"identify: {len(guesses)} guesses for {len(quantities)} quantities (one per quantity, None where there is none)")
     values: list = [None] * len(quantities)
     pending = list(range(len(quantities)))
-    guessed: set = set()
+    guessed = False  # whether this round tried the guesses (each is tried once, in the first round)
     todo = pending
     if guesses is not None and grid is None:
         values = list(guesses)
         todo = [i for i, g in enumerate(values) if g is None]
-        guessed = set(pending).difference(todo) if todo else set(pending)
+        guessed = True
     while pending:
         for i in todo:  # a candidate for every pending quantity not guessed, raising its precision as needed
             values[i] = _candidate(quantities[i], grid, approximate)
@@ -134,9 +134,9 @@ def identify(
             return values  # unique on the grid; the result's replay checks it again
         failed = list(confirm(values, pending))  # type: ignore[misc]
         for i in failed:
-            if i not in guessed:
+            if not (guessed and guesses is not None and guesses[i] is not None):  # a rejected guess costs no precision
                 quantities[i].refine()
-        guessed.clear()  # a guess is tried once
+        guessed = False
         pending = todo = failed
     return values
 

@@ -9,7 +9,9 @@ the query token.  Anything array-like is validated and converted by
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections import deque
 from dataclasses import dataclass, field
 from fractions import Fraction
 
@@ -250,30 +252,28 @@ class Sequence:
         return seq
 
     @classmethod
-    def _offset_pairs(cls, base: "Sequence", offsets: list) -> list:
-        """``[Sequence._offset_pair(base, Δ, Δ_fq) for Δ, Δ_fq in offsets]``, built with the slots' own
-        setters in one loop (a learner builds ``d²`` of these).
+    def _offset_pairs(cls, bases: list, offsets: list) -> list:
+        """``[Sequence._offset_pair(b, Δ, Δ_fq) for b in bases for Δ, Δ_fq in offsets]`` (the one-token
+        ``bases`` outer), each slot filled for all of them in one C-level pass (a learner builds ``d²``).
 
         >>> b = Sequence.sparse(3, [{0: 1}])
-        >>> xs = Sequence._offset_pairs(b, [(((1, Fraction(2)),), None), (((0, Fraction(-1)),), None)])
+        >>> xs = Sequence._offset_pairs([b], [(((1, Fraction(2)),), None), (((0, Fraction(-1)),), None)])
         >>> [x.dense()[0] for x in xs] == [[1, 2, 0], [0, 0, 0]], xs[1].length, xs[1]._offset[0] is b
         (True, 2, True)
         """
-        d, new = base.d, object.__new__
-        set_d, (rows, fq, ints, near, shift, f64, offset) = _D.__set__, (slot.__set__ for slot in _EMPTY)
-        out: list = []
-        append = out.append
-        for deltas, deltas_fq in offsets:
-            seq = new(cls)
-            set_d(seq, d)
-            rows(seq, None)
-            fq(seq, None)
-            ints(seq, None)
-            near(seq, None)
-            shift(seq, None)
-            f64(seq, None)
-            offset(seq, (base, deltas, deltas_fq))
-            append(seq)
+        if not bases:
+            return []
+        d, n, m = bases[0].d, len(bases) * len(offsets), len(offsets)
+        if any(b.d != d for b in bases):
+            raise ShapeError("offset probes: every base must have the same dimension d")
+        out = list(map(object.__new__, itertools.repeat(cls, n)))
+        deque(map(_D.__set__, out, itertools.repeat(d)), maxlen=0)
+        for slot in _EMPTY[:-1]:
+            deque(map(slot.__set__, out, itertools.repeat(None)), maxlen=0)
+        deltas, fqs = [o[0] for o in offsets], [o[1] for o in offsets]
+        parts = zip(itertools.chain.from_iterable(itertools.repeat(b, m) for b in bases),
+                    itertools.cycle(deltas), itertools.cycle(fqs))
+        deque(map(_EMPTY[-1].__set__, out, parts), maxlen=0)  # the _offset slot
         return out
 
     @property

@@ -88,7 +88,7 @@ def _grid_transcript(truth, y=1, shift=None):
     seqs = []
     for j in range(d):
         base = Sequence._exact(d, (((j, yq),),), (((j, fmpq(yq.numerator, yq.denominator)),),))
-        seqs += Sequence._offset_pairs(base, offsets)
+        seqs += Sequence._offset_pairs([base], offsets)
     entries = []
     for X in seqs:
         s, c0, s2, c1 = truth._pair_offset(*X._offset)
@@ -143,7 +143,7 @@ def test_transcripts_that_are_not_a_grid_are_replayed_one_by_one(how):
         X = entries[17].X
         base, deltas, fq = X._offset
         twin = Sequence._exact(base.d, base.rows, base._fq)
-        entries[17] = Query(Sequence._offset_pairs(twin, [(deltas, fq)])[0], entries[17].answer)
+        entries[17] = Query(Sequence._offset_pairs([twin], [(deltas, fq)])[0], entries[17].answer)
     else:
         entries = entries[:-3]
     assert certify._grid_undecided(truth, entries) is None

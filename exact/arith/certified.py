@@ -377,7 +377,7 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list[fmpq | None]:
     >>> [str(g) for g in _convergents_within(x, tol)]
     ['1/3', '22/7', '-1/2', '2', '1/2', 'None', '1/3', 'None']
     """
-    out: list[fmpq | None] = [None] * len(x)
+    out = np.full(len(x), None, dtype=object)
     active = np.isfinite(x) & (tol <= 0.25)
     r = np.where(active, x, 0.0)
     p0, q0, p1, q1 = np.zeros_like(r), np.ones_like(r), np.ones_like(r), np.zeros_like(r)
@@ -390,13 +390,12 @@ def _convergents_within(x: np.ndarray, tol: np.ndarray) -> list[fmpq | None]:
             hit = active & (np.abs(x - p1 / q1) <= tol)
         idx = np.flatnonzero(hit)
         if idx.size:  # |p|, q <= 2^53: exact as int64
-            for i, p, q in zip(idx.tolist(), p1[idx].astype(np.int64).tolist(), q1[idx].astype(np.int64).tolist()):
-                out[i] = fmpq(p, q)
+            out[idx] = list(map(fmpq, p1[idx].astype(np.int64).tolist(), q1[idx].astype(np.int64).tolist()))
         frac = r - a
         active &= ~hit & (frac > 0)
         with np.errstate(all="ignore"):
             r = np.where(active, 1 / np.where(active, frac, 1.0), 0.0)
-    return out
+    return out.tolist()
 
 
 class _Value:

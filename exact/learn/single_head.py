@@ -205,12 +205,10 @@ class ProbePlan:
         # [βe_j + γu_k; βe_j] kept as the token βe_j (shared by its d probes) and the offset γu_k (shared by
         # its d probes): a probe is a reference and a pair, its rows built only if something asks for them,
         # and exact evaluation reads W·βe_j once per column (SingleHead._pair_offset)
-        out: list = []
         offsets = [(row, tuple(fq(t) for t in row)) for row in urows]
-        for j in range(d):
-            query = ((j, b),)
-            out += Sequence._offset_pairs(Sequence._exact(d, (query,), ((fq(query[0]),),)), offsets)
-        return tuple(out)
+        queries = [(j, b) for j in range(d)]
+        bases = [Sequence._exact(d, ((t,),), ((fq(t),),)) for t in queries]
+        return tuple(Sequence._offset_pairs(bases, offsets))
 
     def measurements(self, v, v_err=None) -> list[Measurement] | OuterMeasurements:
         """``base = βv_j``, ``slope = γ vᵀu_k``, ``scale = βγ`` for every probe.
