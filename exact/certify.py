@@ -264,7 +264,8 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     all of them at once (``_offset_grid``: the pair its ``_pair`` gives each probe), and an
     answer of compact form ``(s₁, c₁', s₂, c₂')`` is reproduced where ``c₁' = c₀``,
     ``c₂' = c₁`` and ``s₁ − s₂ = s`` (the softmax does not see a common shift of the scores),
-    decided for all of them by flint matrix equalities.  Every entry outside the grid, and
+    decided for all of them by two flint matrix equalities (scores, first values) and one tuple
+    comparison (second values, one per base).  Every entry outside the grid, and
     every grid entry not reproduced that way, is left to be decided on its own.
     """
     if type(model) is not SingleHead or len(entries) < MIN_GRID:  # (a subclass may evaluate otherwise)
@@ -299,15 +300,17 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     if model_side is None or None in maybe:
         return None
     given: list[tuple] = maybe  # type: ignore[assignment]
-    S, C0, C1 = model_side
+    S, C0, c1 = model_side
     s1, v1, s2, v2 = zip(*given)
     try:  # second scores that are one and the same 0 (as a single head's oracle gives them) need no subtraction
         same = s2[0] == 0 and all(map(operator.is_, s2, itertools.repeat(s2[0])))
         bad = set(mismatches(S, s1, None if same else s2))
         bad.update(mismatches(C0, v1))
-        bad.update(mismatches(C1, v2))
     except (TypeError, ValueError):  # pragma: no cover - a compact form holds only fmpq (ExactAnswer checks it)
         return None
+    want = tuple(itertools.chain.from_iterable(itertools.repeat(c, n) for c in c1))  # each base's c₁, n times
+    if v2 != want:
+        bad.update(i for i, (x, y) in enumerate(zip(v2, want)) if not x == y)
     return [*range(a), *(a + i for i in sorted(bad)), *range(b, len(entries))]
 
 

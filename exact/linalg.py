@@ -352,22 +352,15 @@ def less_pivot_rows(columns: Sequence[fmpq], d: int, shifts: Sequence[int], pivo
     return QMatrix._wrap(T - fmpq_mat(d, 1, list(shifts)) * row)
 
 
-def outer_sum(col: Sequence[fmpq], row: Sequence[fmpq] | None, *, ncols: int | None = None) -> QMatrix:
-    """The matrix ``M[i, j] = col[i] + row[j]`` (``row`` None: ``ncols`` zeros), built in C.
+def outer_sum(col: Sequence[fmpq], row: Sequence[fmpq]) -> QMatrix:
+    """The matrix ``M[i, j] = col[i] + row[j]``, built in C.
 
     >>> outer_sum([fmpq(1), fmpq(2)], [fmpq(0), fmpq(1, 2), fmpq(-1)]).rows()[1]
     (Fraction(2, 1), Fraction(5, 2), Fraction(1, 1))
-    >>> outer_sum([fmpq(1), fmpq(2)], None, ncols=2).rows()
-    ((Fraction(1, 1), Fraction(1, 1)), (Fraction(2, 1), Fraction(2, 1)))
     """
-    a = len(col)
-    b = len(row) if row is not None else ncols
-    if b is None:
-        raise ShapeError("outer_sum: give a row or ncols")
-    M = fmpq_mat(a, 1, list(col)) * fmpq_mat(1, b, [1] * b)
-    if row is not None:
-        M += fmpq_mat(a, 1, [1] * a) * fmpq_mat(1, b, list(row))
-    return QMatrix._wrap(M)
+    a, b = len(col), len(row)
+    return QMatrix._wrap(fmpq_mat(a, 1, list(col)) * fmpq_mat(1, b, [1] * b)
+                         + fmpq_mat(a, 1, [1] * a) * fmpq_mat(1, b, list(row)))
 
 
 def mismatches(M: QMatrix, values: Sequence[fmpq], minus: Sequence[fmpq] | None = None) -> list[int]:

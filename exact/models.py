@@ -656,15 +656,16 @@ class SingleHead:
     def _offset_grid(self, bases: tuple | list, deltas: list) -> tuple | None:
         """The pairs ``(s, c₀, 0, c₁)`` of the probes ``[b_i + Δ_r; b_i]``, as :meth:`_pair_offset` gives
         each, for one-token bases ``b_i = [y_i·e_{j_i}]`` and offsets ``Δ_r`` (``(index, fmpq)`` pairs):
-        three :class:`QMatrix` ``S, C₀, C₁`` with entry ``(i, r)`` that probe's ``s``, ``c₀`` and ``c₁``.
+        two :class:`QMatrix` ``S, C₀`` with entry ``(i, r)`` that probe's ``s`` and ``c₀``, and the list of
+        the ``c₁ = y_i v_{j_i}`` of each base (the same for all of its probes).
         The scores are one flint product ``Δ·W``.  ``None`` for a head with biases or kept as factors,
         or a base of another form (:meth:`_pair_offset` decides those one by one).
 
         >>> h = SingleHead([[1, 2], [3, "1/2"]], [1, -1])
         >>> b = [Sequence._exact(2, (((j, Fraction(y)),),), (((j, fmpq(y)),),)) for j, y in ((0, 1), (1, 3))]
         >>> deltas = [((0, fmpq(1)),), ((0, fmpq(2)), (1, fmpq(-1)))]
-        >>> S, C0, C1 = h._offset_grid(b, deltas)
-        >>> got = list(zip(S.entries(), C0.entries(), [fmpq(0)] * 4, C1.entries()))
+        >>> S, C0, c1 = h._offset_grid(b, deltas)
+        >>> got = list(zip(S.entries(), C0.entries(), [fmpq(0)] * 4, [c for c in c1 for _ in deltas]))
         >>> got == [h._pair_offset(x, (), t) for x in b for t in deltas]
         True
         """
@@ -696,7 +697,7 @@ class SingleHead:
                 c += q * vq[j]
             cv.append(c)
         c1 = [vq[j] * y for j, y in zip(cols, ys)]
-        return S, outer_sum(c1, cv), outer_sum(c1, None, ncols=len(deltas))
+        return S, outer_sum(c1, cv), c1
 
     def _offset_biases(self, s, c0, c1, dq) -> tuple:
         """The pair ``(s, c0, 0, c1)`` of an offset probe, with a head's biases: ``Δᵀc`` on the score

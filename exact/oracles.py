@@ -26,6 +26,7 @@ from fractions import Fraction
 from typing import Any
 from collections.abc import Callable
 import math
+import operator
 
 import numpy as np
 from flint import arb, ctx, fmpq
@@ -248,11 +249,13 @@ def answer_floats(answers) -> np.ndarray:
         pairs = list(map(ExactAnswer._pair, answers))
     else:
         pairs = [a._pair() if type(a) is ExactAnswer else None for a in answers]
-    if None not in pairs:  # every answer a two-token softmax: three lists of floats
-        compact: list[tuple] = pairs  # type: ignore[assignment]
-        t = np.array([float(s1 - s2) if s2 else float(s1) for s1, _, s2, _ in compact])
-        c1 = np.array([float(x1) for _, x1, _, _ in compact])
-        c2 = np.array([float(x2) for _, _, _, x2 in compact])
+    if pairs and None not in pairs:  # every answer a two-token softmax: its parts as floats, in C-level passes
+        n = len(pairs)
+        s1, x1, s2, x2 = zip(*pairs)
+        diff = s1 if not any(s2) else map(operator.sub, s1, s2)
+        t = np.fromiter(map(float, diff), np.float64, n)
+        c1 = np.fromiter(map(float, x1), np.float64, n)
+        c2 = np.fromiter(map(float, x2), np.float64, n)
     else:
         n = len(answers)
         t, c1, c2 = np.zeros(n), np.zeros(n), np.empty(n)

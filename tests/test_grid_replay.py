@@ -24,7 +24,7 @@ from exact.certify import failed_entries
 from exact.expfield import ExpRatio
 from exact.learn.single_head import ProbePlan
 from exact.linalg import QMatrix, less_pivot_rows, mismatches, outer_sum, sparse_rows_times
-from exact.oracles import ExactAnswer, Query, answer_equals
+from exact.oracles import ExactAnswer, Query, answer_equals, answer_floats
 from exact.errors import ShapeError
 from exact.sequences import Sequence
 
@@ -251,3 +251,14 @@ def test_a_subclass_of_the_head_is_replayed_through_its_own_evaluation():
     assert certify._grid_undecided(doubled, entries) is None
     expected = _independent(doubled, entries)
     assert expected and failed_entries(doubled, entries) == expected
+
+
+@pytest.mark.parametrize("shift", [None, fmpq(-3, 2)])
+def test_answer_floats_of_compact_answers_match_each_float(shift):
+    """All answers compact: their parts are read in C-level passes (the score difference subtracted only
+    when some second score is not 0)."""
+    truth = SingleHead.random(8, seed=14, bound=30)
+    answers = [q.answer for q in _grid_transcript(truth, shift=shift)]
+    got = answer_floats(answers)
+    want = np.array([float(a) for a in answers])
+    assert np.all(np.abs(got - want) <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(want)))
