@@ -133,6 +133,8 @@ def identify(
         if grid is not None:
             return values  # unique on the grid; the result's replay checks it again
         failed = list(confirm(values, pending))  # type: ignore[misc]
+        if failed and (min(failed) < 0 or max(failed) >= len(quantities)):
+            raise InvalidArgument(f"identify: confirm returned a failed index outside 0..{len(quantities) - 1}")
         for i in failed:
             if not (guessed and guesses is not None and guesses[i] is not None):  # a rejected guess costs no precision
                 quantities[i].refine()

@@ -235,7 +235,7 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
 
 
 def answer_floats(answers) -> np.ndarray:
-    """float64 approximations of many answers at once, as ``float(a)`` gives each (not rigorous: a
+    """float64 approximations of many answers at once, close to what ``float(a)`` gives each (not rigorous: a
     cheap estimate, to be confirmed or refined by exact means).  An exact two-token answer costs one
     exact subtraction and three conversions; the softmax is evaluated for all of them in numpy.
 

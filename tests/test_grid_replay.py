@@ -262,3 +262,40 @@ def test_answer_floats_of_compact_answers_match_each_float(shift):
     got = answer_floats(answers)
     want = np.array([float(a) for a in answers])
     assert np.all(np.abs(got - want) <= 4 * np.finfo(float).eps * np.maximum(1.0, np.abs(want)))
+
+
+def test_an_oracle_that_records_an_array_for_a_query_is_refused_clearly():
+    """The driver compares what the transcript records with what was asked: anything but a Sequence is
+    another query, refused with OracleInconsistent (not a numpy truth-value error)."""
+    from exact.errors import OracleInconsistent
+
+    class Recorder(ExactOracle):
+        def query_batch(self, Xs):
+            answers = super().query_batch(Xs)
+            for i in range(len(self._transcript) - len(answers), len(self._transcript)):
+                q = self._transcript[i]
+                self._transcript[i] = Query.__new__(Query)
+                object.__setattr__(self._transcript[i], "X", np.array(q.X.dense(), dtype=object))
+                object.__setattr__(self._transcript[i], "answer", q.answer)
+            return answers
+
+    with pytest.raises(OracleInconsistent, match="another sequence than query"):
+        learn_single_head(Recorder(SingleHead.random(3, seed=0)))
+
+
+def test_identify_refuses_a_confirm_hook_that_fails_an_index_out_of_range():
+    from exact.errors import InvalidArgument
+    from exact.identify import identify
+
+    class Q:
+        what = "q"
+
+        def ball(self):
+            from flint import arb
+            return arb(fmpq(1, 3))
+
+        def refine(self):
+            pass
+
+    with pytest.raises(InvalidArgument, match="outside 0..1"):
+        identify([Q(), Q()], confirm=lambda values, pending: [-1], guesses=[fmpq(1, 3), None])

@@ -40,6 +40,7 @@ from ..errors import CertificateInvalid, InvalidArgument, InvalidNumber, OracleI
 from ..numbers import format_rational, to_fraction
 from ..oracles import BaseOracle, ExactAnswer, Query
 from ..protocols import Model, Oracle
+from ..sequences import Sequence
 from ..progress import report
 from .details import Checks, as_details
 from .result import LearnResult
@@ -208,12 +209,9 @@ class Run:
         before = len(log) if log is not None else len(_transcript_of(oracle))
         t = time.perf_counter()
         raw = oracle.query_batch(seqs)
-        try:
-            answers = list(raw)
-        except TypeError:
-            raise OracleInconsistent(
-                f"the oracle's query_batch returned {type(raw).__name__}, not a list of answers"
-            ) from None
+        if not hasattr(raw, "__iter__") or isinstance(raw, (str, bytes, dict)):
+            raise OracleInconsistent(f"the oracle's query_batch returned {type(raw).__name__}, not a list of answers")
+        answers = list(raw)  # (an error the oracle raises while answering is its own, and propagates as it is)
         seconds = time.perf_counter() - t
         if len(answers) != len(seqs):
             raise OracleInconsistent(f"the oracle returned {len(answers)} answers to a batch of {len(seqs)} queries")
@@ -235,7 +233,8 @@ class Run:
             )
         if not all(map(operator.is_, map(_X, entries), seqs)):
             for i, (q, seq) in enumerate(zip(entries, seqs)):
-                if q.X is not seq and q.X != seq:  # the oracle changed the query (a callable rounds to float64)
+                if q.X is not seq and (type(q.X) is not Sequence or q.X != seq):  # the oracle changed the query
+                    # (a callable rounds to float64; anything but a Sequence is not what was asked)
                     raise OracleInconsistent(
                         f"the oracle's transcript records another sequence than query #{i} of the batch asked "
                         "(an oracle that rounds its inputs cannot be learned exactly with these probes)"
