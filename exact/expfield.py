@@ -340,10 +340,14 @@ class ExpRatio:
 
     def equals_logistic(self, base, slope, ell) -> bool:
         """Whether this value equals ``base + slope·σ(ell)`` (``fmpq`` arguments), decided exactly;
-        without allocation when the denominator has two unit terms whose gap is ``±ell``.
+        without allocation when the denominator has two unit terms and the numerator no others (then
+        the value is ``n₀ + (n₁ − n₀)·σ(gap)``, equal for ``ell ≠ 0`` and ``slope ≠ 0`` only if
+        ``gap = ±ell`` with matching coefficients).
 
         >>> r = ExpRatio.softmax([fmpq(3), fmpq(1)], [fmpq(7), fmpq(2)])  # 2 + 5·σ(2)
         >>> r.equals_logistic(fmpq(2), fmpq(5), fmpq(2)), r.equals_logistic(fmpq(2), fmpq(5), fmpq(3))
+        (True, False)
+        >>> r.equals_logistic(fmpq(7), fmpq(-5), fmpq(-2)), r.equals_logistic(fmpq(2), fmpq(5), fmpq(-2))
         (True, False)
         """
         den, num = self.den._terms, self.num._terms
@@ -363,6 +367,8 @@ class ExpRatio:
                     return n0 == base and n1 - n0 == slope
                 if gap == -ell:  # σ(−ℓ) = 1 − σ(ℓ)
                     return n1 == base and n0 - n1 == slope
+                if slope != 0:  # a gap other than ±ℓ: never equal (docs/exactness.md, "one logit")
+                    return False
         lo, hi = (_ZERO_Q, ell) if ell > 0 else (ell, _ZERO_Q)
         c_lo, c_hi = (base, base + slope) if ell > 0 else (base + slope, base)
         if ell == 0:

@@ -218,6 +218,9 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
     >>> answer = ExactOracle(SingleHead([[0]], [1])).query([[1], [3]])  # (1 + 3)/2: σ(0) = 1/2
     >>> answer_equals_logistic(answer, fmpq(1), fmpq(2), fmpq(0))
     True
+    >>> answer = ExactOracle(SingleHead([[1]], [1])).query([[2], [1]])  # 1 + 1·σ(2 − 1)
+    >>> [answer_equals_logistic(answer, fmpq(1), fmpq(1), fmpq(x)) for x in (1, -1, 2)]
+    [True, False, False]
     """
     if not isinstance(answer, ExactAnswer):
         raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
@@ -228,6 +231,8 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
             return bool(c2 == base and c1 - c2 == slope)
         if s2 - s1 == ell:
             return bool(c1 == base and c2 - c1 == slope)
+        if slope != 0:  # a gap other than ±ℓ: never equal (docs/exactness.md, "one logit")
+            return False
     form = answer._exp_form()
     if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
         form = form.as_ratio()

@@ -719,3 +719,30 @@ def test_softmax2_approx_is_accurate_and_finite_for_a_large_gap_in_either_order(
     assert softmax2_approx(fmpq(0), fmpq(1), fmpq(0), fmpq(3)) == 2.0
     # (1 + 3e)/(1 + e), a float approximation: a few ulps
     assert abs(softmax2_approx(fmpq(0), fmpq(1), fmpq(1), fmpq(3)) - (1 + 3 * math.e) / (1 + math.e)) < 1e-15
+
+
+def test_answer_equals_logistic_agrees_with_exact_equality_on_compact_answers():
+    # an exact oracle's two-token answer is held as its compact pair (s1, c1, s2, c2), which
+    # answer_equals_logistic reads first: its verdict, including "never equal" for a gap other than ±ell
+    # and for equal scores, must be exact equality's
+    from exact.models import SingleHead
+    from exact.oracles import ExactOracle, answer_equals, answer_equals_logistic
+
+    seen = {True: 0, False: 0}
+    for v0, a, p, b in itertools.product(["0", "1", "-1/2"], ["-1", "0", "1/2", "2"], ["1", "2"], ["-2", "0", "1"]):
+        box = ExactOracle(SingleHead([[1, 0], [0, 0]], [v0, 1]))  # [[a, b], [p, 0]]: scores a·p, p²
+        answer = box.query([[a, b], [p, 0]])  # values v0·a + b and v0·p
+        pair = answer._pair()
+        assert pair is not None
+        s1, c1, s2, c2 = pair
+        targets = [(c2, c1 - c2, s1 - s2), (c1, c2 - c1, s2 - s1)]
+        targets += [(x + dx, m + dm, e + de) for x, m, e in targets
+                    for dx, dm, de in ((1, 0, 0), (0, 1, 0), (0, 0, fmpq(1, 2)), (0, 0, -2 * e), (0, -m, 0))]
+        targets += [((c1 + c2) / 2, fmpq(1), fmpq(1)), ((c1 + c2) / 2, fmpq(0), fmpq(1)), (c2, fmpq(0), fmpq(-1))]
+        for base, slope, ell in targets:
+            if ell == 0:
+                continue
+            expected = answer_equals(answer, _logistic_reference(base, slope, ell))
+            assert answer_equals_logistic(answer, base, slope, ell) is expected, (pair, base, slope, ell)
+            seen[expected] += 1
+    assert seen[True] > 50 and seen[False] > 300
