@@ -186,7 +186,7 @@ def test_certificate_scope_and_identification_conditions(learned):
         "v = 0, so no query depends on W: the transcript cannot identify it"
     )
     assert _reason(cert, learner="low-rank", conditions={"max_rank": truth.d}) == (
-        "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_seed)"
+        "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_scale_bits, sketch_seed)"
     )
     assert _reason(cert, learner="low-rank") == "a low-rank certificate must record its sketch seed (conditions sketch_seed)"
     assert _reason(cert, learner="low-rank", conditions={"sketch_seed": 0}) == (

@@ -748,7 +748,7 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
     assert rc == 0 and err == ""
     data = json.loads(cert.read_text())
     assert data["learner"] == "low-rank" and data["conditions"]["rank"] == 2
-    assert set(data["conditions"]) == {"rank", "sketch_seed"}
+    assert set(data["conditions"]) == {"rank", "sketch_seed", "sketch_scale_bits"}
     assert len(data["transcript"]) == 26 and len(data["checks"]) == 2
     rc, out, err = run(capsys, "certify", cert, "--json")
     assert rc == 0 and err == ""
@@ -767,7 +767,7 @@ def test_certificate_of_the_sketch_learner(low_rank_file, tmp_path, capsys):
     assert rc == 2 and out == ""
     assert err == (
         f"exact-attention: error: {old}: certificate: conditions: 'max_rank' is not a condition of learner "
-        "'low-rank' (allowed: biases, rank, sketch_seed)\n"
+        "'low-rank' (allowed: biases, rank, sketch_scale_bits, sketch_seed)\n"
     )
 
 

@@ -179,11 +179,11 @@ def test_certificate_records_learner_grid_rank_and_seed_and_round_trips():
     truth = SingleHead.random(6, seed=4, rank=2)
     r = learn_low_rank(ExactOracle(truth), rank=2, seed=99)
     cert = r.certificate
-    assert (cert.learner, dict(cert.conditions), cert.grid) == ("low-rank", {"sketch_seed": 99, "rank": 2}, None)
+    assert (cert.learner, dict(cert.conditions), cert.grid) == ("low-rank", {"sketch_seed": 99, "rank": 2, "sketch_scale_bits": 24}, None)
     back = certificate_from_json(certificate_to_json(cert), model_from_json=model_from_json)
     assert back.check().holds and dict(back.conditions) == dict(cert.conditions)
     # another seed names another probe set: the transcript no longer matches
-    other = dataclasses.replace(cert, conditions={"sketch_seed": 100, "rank": 2})
+    other = dataclasses.replace(cert, conditions={"sketch_seed": 100, "rank": 2, "sketch_scale_bits": 24})
     assert "not the low-rank learner's probe set" in other.check().message
 
 

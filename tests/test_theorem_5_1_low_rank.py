@@ -143,7 +143,7 @@ def _learn_exact(model: SingleHead, rank, mode: str = "certified", **kw):
     assert len(cert.transcript) == want and len(cert.checks) == CHECKS
     assert cert.transcript + cert.checks == oracle.transcript
     assert cert.learner == "low-rank" and cert.assumptions == (FRESH_SEED,)  # what a reader of the checks must assume
-    assert cert.conditions == ({"sketch_seed": kw["seed"]} | ({} if rank is None else {"rank": rank}))
+    assert cert.conditions == ({"sketch_seed": kw["seed"], "sketch_scale_bits": 24} | ({} if rank is None else {"rank": rank}))
     report = cert.check()
     assert report.holds and report.kind == "exact" and report.checked == want + CHECKS
     assert result.report == report  # the learner's own replay is the certificate's check
@@ -282,8 +282,8 @@ def test_large_entries(exact_arithmetic):
     big = SingleHead([[10**6, 0], [0, 0]], ["1/3", 2])  # a logit of order 10^6
     for rank in (1, None):
         result, _ = _learn_exact(big, rank, exact_arithmetic)
-        if exact_arithmetic == "certified":
-            assert result.precision >= 2**20
+        if exact_arithmetic == "certified":  # sketch logits of order 10^6·|b_0|, b_0 up to 1/16: ~10^4 bits
+            assert result.precision >= 2**15
     model = SingleHead.random(5, seed=1, rank=2, bound=100)
     assert max(abs(x) for row in model.W for x in row) > 5000
     _learn_exact(model, 2, exact_arithmetic)
@@ -398,12 +398,13 @@ def test_certificate_holds_and_every_single_entry_tamper_fails():
 def test_certificate_records_and_enforces_the_rank_bound():
     model = SingleHead.random(4, seed=5, rank=1)
     r = learn_low_rank(ExactOracle(model), rank=1, seed=0)
-    assert r.certificate.conditions == {"rank": 1, "sketch_seed": 0} and r.certificate.learner == "low-rank"
+    assert r.certificate.conditions == {"rank": 1, "sketch_seed": 0, "sketch_scale_bits": 24}
+    assert r.certificate.learner == "low-rank"
     higher = SingleHead([[x + (1 if i == j else 0) for j, x in enumerate(row)] for i, row in enumerate(model.W)], model.v)
     report = dataclasses.replace(r.certificate, model=higher).check()
     assert not report.holds and report.reason == f"the model has rank {higher.rank}, above the assumed bound r = 1"
     found = learn_low_rank(ExactOracle(model), seed=0)
-    assert found.certificate.conditions == {"sketch_seed": 0}  # no bound was assumed
+    assert found.certificate.conditions == {"sketch_seed": 0, "sketch_scale_bits": 24}  # no bound was assumed
     assert found.certificate.check().message.endswith(
         "which identifies the model among bias-free single heads (rank found by exact rank tests), "
         "for a sketch generic for W (its seed independent of W); "
@@ -413,15 +414,22 @@ def test_certificate_records_and_enforces_the_rank_bound():
 
 @pytest.mark.parametrize("conditions,reason", [
     ({"max_rank": 1, "sketch_seed": 0},
-     "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_seed)"),
-    ({"foo": 1}, "conditions: 'foo' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_seed)"),
+     "conditions: 'max_rank' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_scale_bits, sketch_seed)"),
+    ({"foo": 1}, "conditions: 'foo' is not a condition of learner 'low-rank' (allowed: biases, rank, sketch_scale_bits, sketch_seed)"),
     ({"rank": -1, "sketch_seed": 0}, "conditions: rank=-1 is not a valid value for learner 'low-rank'"),
     ({"rank": 1, "sketch_seed": "0"}, "conditions: sketch_seed='0' is not a valid value for learner 'low-rank'"),
     ({"rank": 1}, "a low-rank certificate must record its sketch seed (conditions sketch_seed)"),
     ({"rank": 5, "sketch_seed": 0}, "the rank bound r = 5 exceeds d = 4"),
-    ({"rank": 1, "sketch_seed": 1}, "the transcript is not the low-rank learner's probe set for this model, rank "
-     "bound and sketch seed, so it need not identify the model"),
-    ({"sketch_seed": 0}, "the transcript is not the low-rank learner's probe set for this model, rank "
+    ({"rank": 1, "sketch_seed": 0, "sketch_scale_bits": 16},
+     "conditions: sketch_scale_bits=16 is not a valid value for learner 'low-rank'"),
+    ({"rank": 1, "sketch_seed": 0, "sketch_scale_bits": True},
+     "conditions: sketch_scale_bits=True is not a valid value for learner 'low-rank'"),
+    ({"rank": 1, "sketch_seed": 1, "sketch_scale_bits": 24}, "the transcript is not the low-rank learner's probe set for "
+     "this model, rank bound and sketch seed, so it need not identify the model"),
+    ({"sketch_seed": 0, "sketch_scale_bits": 24}, "the transcript is not the low-rank learner's probe set for this "
+     "model, rank bound and sketch seed, so it need not identify the model"),
+    # no scale recorded: a certificate made before the sketch was scaled, whose probes are another set
+    ({"rank": 1, "sketch_seed": 0}, "the transcript is not the low-rank learner's probe set for this model, rank "
      "bound and sketch seed, so it need not identify the model"),
 ])
 def test_certificate_conditions_are_validated(conditions, reason):
@@ -809,33 +817,58 @@ def test_cs_without_cvxpy_is_refused_before_any_query(monkeypatch):
 # -- the sketch: its entries, its reproducibility from a seed, a degenerate draw ----------------
 
 
-def test_sketch_entries_are_multiples_of_2_to_the_minus_20_within_one():
+def test_sketch_entries_are_multiples_of_2_to_the_minus_24_within_a_sixteenth():
     from exact.learn import low_rank
 
-    assert low_rank.SKETCH_BITS == 20
+    assert (low_rank.SKETCH_BITS, low_rank.SKETCH_SCALE_BITS) == (20, 24)
     model = SingleHead.random(5, seed=4, rank=2)
     oracle = ExactOracle(model)
     r = learn_low_rank(oracle, rank=2, seed=7, checks=0)
     sketch = [q.X.dense()[1] for q in r.certificate.transcript[5:15]]  # [b + u_k; b]: the column b
     entries = [x for b in sketch for x in b]
-    assert all(abs(x) <= 1 and (x * 2**20).denominator == 1 for x in entries)
-    assert any(x.denominator == 2**20 for x in entries)  # generic: the full 20 bits are used
+    assert all(abs(x) <= Fraction(1, 16) and (x * 2**24).denominator == 1 for x in entries)
+    assert any(x.denominator == 2**24 for x in entries)  # generic: the full 20 bits are used
+    assert r.certificate.conditions["sketch_scale_bits"] == 24
 
 
 def test_a_recorded_sketch_seed_rebuilds_the_same_sketch():
-    # certificates record the sketch seed and rebuild the probes from it: the map from a seed
-    # to its sketch is part of the certificate format, not an implementation detail
+    # certificates record the sketch seed (and scale) and rebuild the probes from it: the map from a
+    # seed to its sketch is part of the certificate format, not an implementation detail
     from exact.learn import low_rank
 
-    assert low_rank._sketch(np.random.default_rng(0), 4) == [
+    numerators = [735313, 287230, 23355, -482792]
+    assert low_rank._sketch(np.random.default_rng(0), 4) == [Fraction(n, 2**24) for n in numerators]
+    # the scale of certificates that record none
+    assert low_rank._sketch(np.random.default_rng(0), 4, 20) == [
         Fraction(735313, 2**20), Fraction(143615, 2**19), Fraction(23355, 2**20), Fraction(-60349, 2**17)
     ]
+
+
+def test_a_certificate_that_records_no_scale_is_rebuilt_with_entries_over_2_to_the_20(monkeypatch):
+    # a certificate written before the sketch was scaled (entries n/2^20, no sketch_scale_bits) still
+    # holds: its probe set is rebuilt at that scale, and at no other
+    from exact.learn import low_rank
+
+    model = SingleHead.random(6, seed=2, rank=2)
+    monkeypatch.setattr(low_rank, "SKETCH_SCALE_BITS", 20)
+    old = learn_low_rank(ExactOracle(model), rank=2, seed=5)
+    monkeypatch.undo()
+    assert old.model == model and old.certificate.conditions["sketch_scale_bits"] == 20
+    b = old.certificate.transcript[6].X.dense()[1]
+    assert max(abs(x) for x in b) > Fraction(1, 16) and all((x * 2**20).denominator == 1 for x in b)
+    legacy = dict(old.certificate.conditions)
+    del legacy["sketch_scale_bits"]
+    assert dataclasses.replace(old.certificate, conditions=legacy).check().holds
+    assert not dataclasses.replace(old.certificate, conditions=legacy | {"sketch_scale_bits": 24}).check().holds
+    new = learn_low_rank(ExactOracle(model), rank=2, seed=5)
+    assert new.certificate.check().holds
+    assert not dataclasses.replace(new.certificate, conditions=legacy).check().holds
 
 
 def test_a_degenerate_sketch_is_refused_not_used(monkeypatch):
     from exact.learn import low_rank
 
-    monkeypatch.setattr(low_rank, "_sketch", lambda rng, d: [Fraction(1, 2)] * d)  # every column the same
+    monkeypatch.setattr(low_rank, "_sketch", lambda rng, d, scale_bits: [Fraction(1, 2)] * d)  # every column the same
     oracle = ExactOracle(SingleHead.random(4, seed=5, rank=2))
     with pytest.raises(InvalidArgument, match=r"^learn_low_rank: degenerate sketch for seed=3; retry with another seed$"):
         learn_low_rank(oracle, rank=2, seed=3)

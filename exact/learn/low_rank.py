@@ -10,7 +10,7 @@ which is that dimension plus the ``d`` queries for ``v``.
 1. ``v`` from ``d`` one-token queries; probes ``u_k`` as in Theorem 4.1 (pivot trick,
    ``U`` unit-triangular, ``|vᵀu_k| >= |v_p|/2``).
 2. **Column sketch.**  For seeded generic rational vectors ``b_1..b_c`` (entries
-   ``n/2^20``, ``|n| <= 2^20``) measure every ``u_kᵀ W b_c`` with the logit primitive on
+   ``n/2^24``, ``|n| <= 2^20``: ``2^21 + 1`` values, each at most ``1/16``) measure every ``u_kᵀ W b_c`` with the logit primitive on
    ``[b_c + u_k; b_c]``: that is ``T = U W B`` (``d·c`` queries), and ``Y = W B = U⁻¹T``
    exactly.  ``rank(Y) = rank(W)`` with probability 1 (it fails only if the sketch
    meets a proper algebraic subset, chance below ``r·2^-20``).
@@ -39,12 +39,14 @@ single heads"), and says so.  A smaller true rank is found and reported
 (``details["rank"]``), with fewer queries.  Exactness also needs the sketch to be
 generic, which fails with probability below ``r·2^-20`` over the random seed; the
 seed is fresh for every call unless given, and it is recorded in the certificate
-(``conditions["sketch_seed"]``) so that ``certify`` rebuilds the probe set from the
-certified model and compares it with the transcript.
+(``conditions["sketch_seed"]``, with the entries' scale ``conditions["sketch_scale_bits"] = 24``; a
+certificate that records no scale was made with entries ``n/2^20`` and is rebuilt with them) so that
+``certify`` rebuilds the probe set from the certified model and compares it with the transcript.
 """
 from __future__ import annotations
 
 import secrets
+from collections import abc
 from fractions import Fraction
 
 import numpy as np
@@ -54,6 +56,7 @@ from dataclasses import dataclass, field
 
 from .. import registry
 from ..arith import Measurement
+from ..arith.base import CompiledCombos, OuterMeasurements
 from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
@@ -71,8 +74,16 @@ __all__ = ["learn_low_rank", "low_rank_query_count", "SKETCH_BITS", "SPEC"]
 #: Up to this many entries (d = 2048) a learned head's W is formed; beyond, it is kept as its factors only.
 DENSE_ENTRIES = 1 << 22
 
-#: Sketch entries are ``n / 2^SKETCH_BITS`` with ``|n| <= 2^SKETCH_BITS``.
+#: Sketch entries are ``n / 2^SKETCH_SCALE_BITS`` with ``|n| <= 2^SKETCH_BITS``: ``2^21 + 1`` values, which
+#: is what genericity rests on, of size at most ``2^-4``, so that a sketch logit stays small (its answer
+#: then resolves the logit's bits at a lower precision).
 SKETCH_BITS = 20
+SKETCH_SCALE_BITS = 24
+
+#: The scale of a certificate that records none (``conditions["sketch_scale_bits"]``): entries ``n / 2^20``,
+#: as the learner drew them before the sketch was scaled down.
+LEGACY_SCALE_BITS = 20
+SCALES = (LEGACY_SCALE_BITS, SKETCH_SCALE_BITS)
 
 
 def low_rank_query_count(d: int, r: int, *, rank_known: bool = True) -> int:
@@ -88,10 +99,10 @@ def low_rank_query_count(d: int, r: int, *, rank_known: bool = True) -> int:
     return 2 * r * d - r * r + d + (0 if rank_known else d - r)
 
 
-def _sketch(rng: np.random.Generator, d: int) -> list[Fraction]:
-    top = 1 << SKETCH_BITS
+def _sketch(rng: np.random.Generator, d: int, scale_bits: int = SKETCH_SCALE_BITS) -> list[Fraction]:
+    top, den = 1 << SKETCH_BITS, 1 << scale_bits
     while True:
-        b = [Fraction(int(n), top) for n in rng.integers(-top, top + 1, size=d)]
+        b = [Fraction(int(n), den) for n in rng.integers(-top, top + 1, size=d)]
         if any(b):
             return b
 
@@ -169,23 +180,24 @@ class _Design:
     the seed and ``T``, exactly as the learner chose them.
     """
 
-    def __init__(self, plan: ProbePlan, seed: int, rank: int | None, measure, require=None):
+    def __init__(self, plan: ProbePlan, seed: int, rank: int | None, measure, require=None,
+                 scale_bits: int = SKETCH_SCALE_BITS):
         d = plan.d
         rng = np.random.default_rng(seed)
         B_cols: list = []
         T_cols: list = []
         if rank is not None:
-            B_cols = [_sketch(rng, d) for _ in range(rank)]
+            B_cols = [_sketch(rng, d, scale_bits) for _ in range(rank)]
             T_cols = measure(B_cols) if rank else []
         else:
             while len(B_cols) < d:
                 if require is not None:
                     require(d, "one more sketch column")
-                B_cols.append(_sketch(rng, d))
+                B_cols.append(_sketch(rng, d, scale_bits))
                 T_cols += measure(B_cols[-1:])
                 if len(QMatrix.from_columns(T_cols).independent()[1]) < len(T_cols):  # the new column added nothing
                     break
-        self.plan, self.B_cols = plan, B_cols
+        self.plan, self.B_cols, self.scale_bits = plan, B_cols, scale_bits
         self.T = QMatrix.from_columns(T_cols, nrows=d)  # d × c
         # independent columns P of T (and of Y = U⁻¹T), and rows K with T[K, P] invertible; found modulo a
         # prime and proved exactly (QMatrix.independent), the first ones, as an exact echelon form gives them
@@ -206,6 +218,18 @@ class _Design:
 
     def column_pairs(self, cols) -> list:
         return [(k, b) for b in cols for k in range(self.plan.d)]
+
+
+class _Names:
+    """``"<what> #i"``, the name of measurement ``i``, made only when a message needs it."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+
+    def __getitem__(self, i: int) -> str:
+        return f"{self.what} #{i}"
 
 
 _LAST_PROBES: dict = {}  # the last design's probes, by the design's key (see _design_probes)
@@ -375,31 +399,39 @@ def learn_low_rank(
 
         bias = b
 
-        def measure(pairs, what: str) -> list:
-            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``)."""
+        def vb(b) -> Fraction:
+            return Fraction(v[b.j]) if type(b) is _Basis else sum((x * y for x, y in zip(v, b) if y), Fraction(0))
+
+        def measure(pairs, what: str, columns=None) -> list:
+            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``); for
+            the column sketch (``columns`` given, the pairs ``(k, b)`` for ``b`` in them, ``k`` inner) the
+            measurements go over as a grid, a base per column and a slope per ``k``."""
             probes = _probes(plan, pairs)
             sent.extend(probes)
             answers = run.ask(probes)
-            meas = []
-            base_of: dict = {}  # vᵀb per distinct b (by identity: the pairs hold every b alive)
-            for k, b in pairs:
-                base = base_of.get(id(b))
-                if base is None:
-                    base = base_of[id(b)] = (Fraction(v[b.j]) if type(b) is _Basis
-                                             else sum((x * y for x, y in zip(v, b) if y), Fraction(0)))
-                meas.append(Measurement(bias + base, slopes[k]))
-            names = [f"{what} #{i}" for i in range(len(pairs))]
-            got = run.arith.combine(answers, meas, [[(1, i)] for i in range(len(pairs))], names)
+            meas: abc.Sequence
+            if columns is not None:
+                meas = OuterMeasurements([bias + vb(b) for b in columns], slopes)
+            else:
+                meas = []
+                base_of: dict = {}  # vᵀb per distinct b (by identity: the pairs hold every b alive)
+                for k, b in pairs:
+                    base = base_of.get(id(b))
+                    if base is None:
+                        base = base_of[id(b)] = vb(b)
+                    meas.append(Measurement(bias + base, slopes[k]))
+            n = len(pairs)
+            got = run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what))
             if not biases:
                 return got
             return [to_fraction(x) - uc[k] for x, (k, _) in zip(got, pairs)]  # u_kᵀ(W b + c) − u_kᵀc
 
         def measure_columns(cols) -> list:
-            flat = measure([(k, b) for b in cols for k in range(d)], "column sketch")
+            flat = measure([(k, b) for b in cols for k in range(d)], "column sketch", cols)
             return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
 
         # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
-        design = _Design(plan, seed, rank, measure_columns, require=run.require)
+        design = _Design(plan, seed, rank, measure_columns, require=run.require, scale_bits=SKETCH_SCALE_BITS)
         r_eff, K, J, Jc, c = design.rank, design.K, design.J, design.Jc, len(design.B_cols)
         if rank is None:
             run.require(r_eff * (d - c), "row sketch")
@@ -440,7 +472,7 @@ def learn_low_rank(
             model.__dict__["_Wmat"] = Cw @ Qmat
         _remember(design, sent)
 
-        conditions = {"sketch_seed": seed} | ({"biases": True} if biases else {})
+        conditions = {"sketch_seed": seed, "sketch_scale_bits": design.scale_bits} | ({"biases": True} if biases else {})
         if rank is not None:
             conditions["rank"] = rank
         model.__dict__["rank"] = len(Kf)  # the rank of its row echelon form: no second elimination
@@ -585,7 +617,7 @@ def _check_certificate(model, transcript, conditions) -> str | None:
         T = _times_U(plan, model._times(QMatrix.from_columns(cols)))
         return [T.column(j) for j in range(len(cols))]
 
-    design = _Design(plan, seed, rank, measure)
+    design = _Design(plan, seed, rank, measure, scale_bits=conditions.get("sketch_scale_bits", LEGACY_SCALE_BITS))
     if design.rank != model.rank:  # then W = Y C⁻¹ Z fails: the transcript's answers decode to another W
         return (f"the sketch of this seed sees rank {design.rank} of the model's W, whose rank is {model.rank}: it is "
                 "not generic for this model, so the transcript does not identify it")
@@ -664,7 +696,8 @@ SPEC = (
             d + 1 if biases is True else 0),
         count_formula="2rd − r² + d",
         count_text=_count_text,
-        conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok, "biases": lambda x: x is True},
+        conditions={"rank": registry.int_at_least(0), "sketch_seed": _seed_ok, "biases": lambda x: x is True,
+                    "sketch_scale_bits": lambda x: type(x) is int and x in SCALES},
         check_certificate=_check_certificate,
         scope=_scope,
         unchecked=_unchecked,
