@@ -31,7 +31,7 @@ from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
     "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "sparse_rows_times",
-    "outer_sum", "mismatches", "less_pivot_rows"]
+    "outer_sum", "mismatches", "less_pivot_rows", "product_int_size"]
 
 
 def _q(x) -> fmpq:
@@ -309,6 +309,56 @@ def chain_column(factors: Sequence, x: Sequence) -> tuple[list[int], int]:
         col = F._m * col
     num, den = col.numer_denom()
     return [int(t) for t in num.entries()], int(den)
+
+
+#: The most entries :func:`product_int_size` compares exactly before it reads out the whole product.
+MAX_CANDIDATES = 4096
+
+
+def product_int_size(W: QMatrix, factors: Sequence[QMatrix]) -> tuple[int, int]:
+    """``W.int_size()`` for ``W`` equal to the product of ``factors`` (trusted: the caller formed ``W``
+    from them), without reading all of ``W``'s entries out of flint.
+
+    The factors are small (a rank-r head's d×r and r×d), so their float64 product ``P`` and a bound
+    ``E`` on ``|P − W|`` entrywise are cheap.  For ``k <= 4`` factors of entries below ``2^200`` and inner
+    sizes at most ``n``: each entry's conversion is within a relative ``2^-53``, and each product of
+    inner size ``n`` within ``γ_n·|X|·|Y|`` (``γ_n = n·2^-53/(1 − n·2^-53)``), so ``|P − W| <=
+    (k + (k − 1)·n)·2^-53·(1 + 2^-40)·|F₁|·…·|F_k|`` before underflow, which adds less than
+    ``n^4·2^(-1022 + 600)`` per entry; ``E = (4k + 16)·n·2^-53·|F₁|·…·|F_k| + 2^-300`` covers both with room
+    to spare.  The largest ``|W_ij|`` is at least ``lo = max(|P_ij| − E_ij)``, so it is among the entries
+    with ``|P_ij| + E_ij >= lo``; those are compared exactly.  More factors, larger entries, or more
+    than :data:`MAX_CANDIDATES` candidates: the whole matrix is read out instead.
+
+    >>> A, B = QMatrix.from_rows([["1/2", 3], [1, "-1/3"]]), QMatrix.from_rows([[1, 2, "1/7"], [-4, 0, 5]])
+    >>> product_int_size(A @ B, (A, B)) == (A @ B).int_size() == (633, 42)
+    True
+    """
+    import numpy as np
+
+    if not factors or factors[0].shape[0] != W.shape[0] or factors[-1].shape[1] != W.shape[1]:
+        raise ShapeError(f"product_int_size: factors of shapes {[F.shape for F in factors]} do not make {W.shape}")
+    if len(factors) > 4:
+        return W.int_size()
+    try:
+        mats = [np.array([float(x) for x in F.entries()], dtype=np.float64).reshape(F.shape) for F in factors]
+    except OverflowError:
+        return W.int_size()
+    if any(np.abs(F).max(initial=0.0) >= 2.0**200 for F in mats):
+        return W.int_size()
+    P, B = mats[0], np.abs(mats[0])
+    for F in mats[1:]:
+        P, B = P @ F, B @ np.abs(F)
+    width = max((F.shape[1] for F in factors[:-1]), default=1)
+    E = (4 * len(factors) + 16) * width * 2.0**-53 * B + 2.0**-300
+    A = np.abs(P)
+    lo = float((A - E).max(initial=0.0))
+    cand = np.argwhere(A + E >= lo)
+    if len(cand) > MAX_CANDIDATES:
+        return W.int_size()
+    m = W._m
+    top = max((abs(m[int(i), int(j)]) for i, j in cand), default=fmpq(0))
+    den = m.numer_denom()[1] if W.shape[0] * W.shape[1] else 1
+    return int(top * den), int(den)
 
 
 def sparse_rows_times(rows: Sequence[Sequence[tuple[int, fmpq]]], W: QMatrix, cols: Sequence[int]) -> QMatrix:

@@ -32,7 +32,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix, chain_column, outer_sum, sparse_rows_times
+from .linalg import QMatrix, chain_column, outer_sum, product_int_size, sparse_rows_times
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -101,9 +101,14 @@ def as_vector(x, *, name: str, size: int | None = None) -> tuple:
 
 class _FactorRows:
     """The rows of ``W = F_1·…·F_k`` as lists of ``fmpq``, each computed (in flint, left to right) when
-    first read and kept: a factored head's sparse probes read a few rows of ``W``, never all d²."""
+    first read and kept: a factored head's sparse probes read a few rows of ``W``, never all d².  The
+    rows of one matrix (``k = 1``) are all read out at once from the :data:`EAGER_ROWS`-th on (one
+    C-level pass is faster than row by row when many are wanted)."""
 
     __slots__ = ("factors", "rows")
+
+    #: A single matrix's rows read one by one before the rest are read out at once.
+    EAGER_ROWS = 32
 
     def __init__(self, factors: tuple):
         self.factors: tuple = factors
@@ -113,6 +118,10 @@ class _FactorRows:
         row = self.rows.get(a)
         if row is None:
             first = self.factors[0]
+            if len(self.factors) == 1 and len(self.rows) >= self.EAGER_ROWS:
+                flat, n = first.entries(), first.shape[1]
+                self.rows = {i: flat[i * n : (i + 1) * n] for i in range(first.shape[0])}
+                return self.rows[a]
             M = first.submatrix([a], range(first.shape[1]))
             for F in self.factors[1:]:
                 M = M @ F
@@ -305,12 +314,11 @@ class SingleHead:
         return core + tuple(x / s for x in self.c) + (self.b,) if self.biased else core
 
     @cached_property
-    def _Wq(self) -> Any:  # a list of rows, or the rows of a factored head made when first read
-        if "_factors" in self.__dict__ and "_Wmat" not in self.__dict__:  # rows of A·B, each made when first read
+    def _Wq(self) -> Any:  # a list of rows, or rows made when first read
+        if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: its rows, each read when first asked
+            return _FactorRows((self.__dict__["_Wmat"],))  # (sparse probes read a few rows; d² reads cost as one pass)
+        if "_factors" in self.__dict__:  # rows of A·B, each made when first read
             return _FactorRows(self.__dict__["_factors"])
-        if "_Wmat" in self.__dict__:  # a learner handed over the flint matrix: no conversions
-            flat, d = self._Wmat.entries(), self.d
-            return [flat[i * d : (i + 1) * d] for i in range(d)]
         return [[to_fmpq(x) for x in r] for r in self.W]
 
     @cached_property
@@ -486,8 +494,10 @@ class SingleHead:
             return got if got is not None else _rowwise_size(factors)
         if "_int_form" not in self.__dict__ and "_Wmat" in self.__dict__:  # from the flint matrix, in C, once
             size = self.__dict__.get("_int_size")
-            if size is None:
-                size = self.__dict__["_int_size"] = self._Wmat.int_size()
+            if size is None:  # (W formed from factors: its largest entry is found through their float product)
+                W = self.__dict__["_Wmat"]
+                size = product_int_size(W, factors) if factors is not None else W.int_size()
+                self.__dict__["_int_size"] = size
             return size
         Wint, Dw = self._int_form[:2]
         top = max((max(row, default=0) for row in Wint), default=0)
