@@ -270,7 +270,7 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     """
     if type(model) is not SingleHead or len(entries) < MIN_GRID:  # (a subclass may evaluate otherwise)
         return None
-    if model.biased or "_factors" in model.__dict__:  # no grid form (_offset_grid): not worth a pass
+    if model.biased:  # no grid form (_offset_grid): not worth a pass
         return None
     queries = list(map(_X, entries))
     if set(map(type, queries)) != {Sequence}:

@@ -338,8 +338,9 @@ class SingleHead:
     def _times(self, M: QMatrix) -> QMatrix:
         """``W @ M`` exactly (through the factors ``A (B M)`` for a head kept as factors)."""
         factors = self.__dict__.get("_factors")
-        if factors is not None and "_Wmat" not in self.__dict__:
-            for F in reversed(factors):
+        if factors is not None and ("_Wmat" not in self.__dict__
+                                    or sum(F.shape[0] * F.shape[1] for F in factors) < self.d * self.d):
+            for F in reversed(factors):  # (a rank-r head: about 2d·r per column of M, against d² through W)
                 M = F @ M
             return M
         return self._Wmat @ M
@@ -665,11 +666,13 @@ class SingleHead:
 
     def _offset_grid(self, bases: tuple | list, deltas: list) -> tuple | None:
         """The pairs ``(s, c₀, 0, c₁)`` of the probes ``[b_i + Δ_r; b_i]``, as :meth:`_pair_offset` gives
-        each, for one-token bases ``b_i = [y_i·e_{j_i}]`` and offsets ``Δ_r`` (``(index, fmpq)`` pairs):
-        two :class:`QMatrix` ``S, C₀`` with entry ``(i, r)`` that probe's ``s`` and ``c₀``, and the list of
-        the ``c₁ = y_i v_{j_i}`` of each base (the same for all of its probes).
-        The scores are one flint product ``Δ·W``.  ``None`` for a head with biases or kept as factors,
-        or a base of another form (:meth:`_pair_offset` decides those one by one).
+        each, for one-token bases ``[b_i]`` and offsets ``Δ_r`` (``(index, fmpq)`` pairs): two
+        :class:`QMatrix` ``S, C₀`` with entry ``(i, r)`` that probe's ``s = Δ_rᵀ W b_i`` and
+        ``c₀ = vᵀ(b_i + Δ_r)``, and the list of the ``c₁ = vᵀb_i`` of each base (the same for all of its
+        probes).  For bases ``y_i·e_{j_i}`` the scores are the columns ``j_i`` of one flint product ``Δ·W``;
+        for denser bases (the low-rank learner's sketch columns) or a head kept as factors, ``Δ·(W B)``
+        with ``B`` the bases as columns.  ``None`` for a head with biases, or a base of another form
+        (:meth:`_pair_offset` decides those one by one).
 
         >>> h = SingleHead([[1, 2], [3, "1/2"]], [1, -1])
         >>> b = [Sequence._exact(2, (((j, Fraction(y)),),), (((j, fmpq(y)),),)) for j, y in ((0, 1), (1, 3))]
@@ -679,34 +682,47 @@ class SingleHead:
         >>> got == [h._pair_offset(x, (), t) for x in b for t in deltas]
         True
         """
-        if self.biased or "_factors" in self.__dict__:
+        if self.biased:
             return None
         d = self.d
-        cols, ys = [], []
+        tokens = []
         for b in bases:
             fq = b._fq if type(b) is Sequence and b.d == d and b._offset is None and b._shift is None else None
-            if fq is None or len(fq) != 1 or len(fq[0]) != 1:
+            if fq is None or len(fq) != 1 or not fq[0]:
                 return None
-            ((j, y),) = fq[0]
-            if type(y) is not fmpq:
-                return None
-            cols.append(j)
-            ys.append(y)
+            for j, y in fq[0]:
+                if type(j) is not int or not 0 <= j < d or type(y) is not fmpq:
+                    return None
+            tokens.append(fq[0])
         for row in deltas:
             for j, q in row:
                 if type(j) is not int or not 0 <= j < d or type(q) is not fmpq:
                     return None
-        S = sparse_rows_times(deltas, self._Wmat, cols)
-        if any(y != 1 for y in ys):
-            S = S.scale_rows(ys)
         vq = self._vq
+        factored = "_factors" in self.__dict__ and "_Wmat" not in self.__dict__
+        if not factored and all(len(t) == 1 for t in tokens):  # y_i·e_{j_i}: the columns j_i of Δ·W, scaled
+            cols, ys = [t[0][0] for t in tokens], [t[0][1] for t in tokens]
+            S = sparse_rows_times(deltas, self._Wmat, cols)
+            if any(y != 1 for y in ys):
+                S = S.scale_rows(ys)
+        else:  # the bases as the columns of B: Δ·(W B), with W B through the factors of a factored head
+            B = QMatrix(d, len(tokens))
+            for i, t in enumerate(tokens):
+                for j, y in t:
+                    B.set(j, i, y)
+            S = sparse_rows_times(deltas, self._times(B), range(len(tokens)))
         cv = []
         for row in deltas:
             c = _ZERO
             for j, q in row:
                 c += q * vq[j]
             cv.append(c)
-        c1 = [vq[j] * y for j, y in zip(cols, ys)]
+        c1 = []
+        for t in tokens:
+            c = _ZERO
+            for j, y in t:
+                c += vq[j] * y
+            c1.append(c)
         return S, outer_sum(c1, cv), c1
 
     def _offset_biases(self, s, c0, c1, dq) -> tuple:
