@@ -60,6 +60,9 @@ class Quantity(Protocol):
     def refine(self) -> None:
         """Raise the working precision; raise :class:`PrecisionInsufficient` when no more is possible."""
 
+    # optional: ``candidate(ball)``, the candidate the quantity takes from a ball (default: the simplest
+    # rational in it); any candidate is confirmed exactly like the simplest one
+
 
 class Quantities(Protocol):
     """What :func:`identify` needs of its list of quantities: a length and indexing (items may
@@ -150,8 +153,9 @@ def _candidate(q: Quantity, grid: Grid | None, approximate: bool):
         if ball is None:
             q.refine()
             continue
-        if grid is None:
-            return simplest_in_ball(ball)
+        if grid is None:  # the quantity's own candidate (a hinted denominator), else the simplest rational
+            pick = getattr(q, "candidate", None)
+            return pick(ball) if pick is not None else simplest_in_ball(ball)
         lo, hi = ball_interval(ball)
         try:
             g = grid.identify(lo, hi, what=q.what)

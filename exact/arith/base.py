@@ -190,7 +190,9 @@ class Arithmetic:
     ``combine(answers, measurements, combos, names)`` returns the parameters
     ``Σ c · ℓ_m / scale_m`` for each combo ``[(c, m), ...]``.  Arithmetics that
     identify candidates (certified mode without a grid) also accept a
-    ``confirm(values, pending) -> failed measurements`` hook.
+    ``confirm(values, pending) -> failed measurements`` hook.  ``denominators``, if given,
+    holds per measurement a number that its logit times it is likely an integer (or ``None``):
+    a hint that arithmetics which guess may try first, and others ignore.
     """
 
     name: str
@@ -211,7 +213,7 @@ class Arithmetic:
 
     def combine(
         self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
-        names: Names | None,
+        names: Names | None, *, denominators: Sequence[int | None] | None = None,
     ) -> list[Fraction] | list[float] | list[fmpq]:
         raise NotImplementedError
 

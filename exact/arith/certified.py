@@ -21,7 +21,7 @@ from ..errors import InvalidArgument, OracleInconsistent, PrecisionInsufficient
 from ..expfield import ExpRatio
 from ..grids import Grid, certifiable_grids, parse_grid
 from ..identify import identify
-from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, to_fmpq
+from ..numbers import approx, ball_interval, coprime_fraction, floor_log2, simplest_in_ball, to_fmpq
 from ..oracles import ExactAnswer, answer_ball, answer_equals, answer_equals_logistic, answer_floats
 from ..protocols import Oracle
 from .base import (
@@ -187,6 +187,7 @@ class CertifiedArithmetic(Arithmetic):
         *,
         confirm: Confirm | None = None,
         as_fmpq: bool = False,
+        denominators: Sequence[int | None] | None = None,
     ) -> list[Fraction] | list[fmpq]:
         """Parameters ``Σ c·ℓ_m/scale_m``; see :class:`~exact.arith.base.Arithmetic`.
 
@@ -197,6 +198,12 @@ class CertifiedArithmetic(Arithmetic):
         the candidate model does not reproduce, typically by replaying the transcript, so
         the last call *is* the certificate), else one answer at a time against
         ``base + slope·σ(ℓ)``.
+
+        ``denominators[m]``, if given and not ``None``, is a ``D`` with ``D·ℓ_m`` likely an integer: the
+        first ball of logit ``m`` that is narrower than ``1/(2D)`` then offers the one multiple of ``1/D``
+        it holds as the candidate (:meth:`_Logit.candidate`), in place of the simplest rational, which
+        needs a ball about ``D`` times narrower.  A hint is a guess like any other: confirmed exactly, and
+        a wrong one costs a ball, not precision.
         """
         approximate = not self.oracle.exact
         if self.grid is not None:
@@ -226,11 +233,18 @@ class CertifiedArithmetic(Arithmetic):
         else:
             slot, first, terms, order = _compile(combos, measurements, q)
 
+        if denominators is not None and len(denominators) != len(measurements):
+            raise InvalidArgument(f"combine: {len(denominators)} denominators for {len(measurements)} measurements")
+
         def make(i: int) -> _Logit:
             m = order[i]
             meas = measurements[m]
             logit = _Logit(self, answers[m], (_Lazy(names, first[i]), m), q(meas.base), q(meas.slope))
-            start = _first_precision(guesses is not None and guesses[i] is None, self.prec0, self.max_prec)
+            if denominators is not None and denominators[m]:
+                logit.hint = int(denominators[m])
+            # tall: float64 found no rational of small height near it, or its hint is a large denominator
+            tall = (guesses is not None and guesses[i] is None) or logit.hint.bit_length() > 26
+            start = _first_precision(tall, self.prec0, self.max_prec)
             if start != self.prec0:
                 logit.prec = logit.want = start
                 self.precision = max(self.precision, start)
@@ -432,11 +446,12 @@ class _Logit:
     ``refine`` recomputes the little it needs.
     """
 
-    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved")
+    __slots__ = ("arith", "answer", "base", "slope", "label", "prec", "want", "resolved", "hint", "hinted")
 
     def __init__(self, arith: CertifiedArithmetic, answer: Answer, label: Label, base: fmpq, slope: fmpq) -> None:
         self.arith, self.answer, self.label, self.base, self.slope = arith, answer, label, base, slope
         self.prec, self.want, self.resolved = arith.prec0, 64, 0
+        self.hint, self.hinted = 0, False  # a likely denominator (0: none), and whether it gave the last candidate
 
     @property
     def what(self) -> str:
@@ -448,8 +463,40 @@ class _Logit:
         ell, self.resolved = self.arith.logit_ball(self.answer, self.base, self.slope, self.prec, self.label, self.want)
         return ell
 
+    def candidate(self, ball: arb) -> fmpq:
+        """The candidate a ball offers: the one multiple of ``1/hint`` it holds, the first time the ball
+        is narrow enough to hold at most one (``2·rad·hint < 1``); otherwise the simplest rational.
+
+        >>> from exact.models import SingleHead
+        >>> from exact.oracles import ExactOracle
+        >>> logit = _Logit(CertifiedArithmetic(ExactOracle(SingleHead([[0]], [1]))), None, "x", fmpq(0), fmpq(1))
+        >>> logit.hint = 2**40
+        >>> ball = arb(fmpq(5**17 + 1, 2**40), 2.0**-60)  # a 2^-60 ball around 762939453126/2^40
+        >>> c = logit.candidate(ball)
+        >>> c, logit.hint, logit.hinted, simplest_in_ball(ball) == c  # the simplest rational is another
+        (381469726563/549755813888, 0, True, False)
+        """
+        D = self.hint
+        if D:
+            m_, e_ = ball.mid().man_exp()
+            r_, f_ = ball.rad().man_exp()
+            m, e, r, f = int(m_), int(e_), int(r_), int(f_)
+            k = max(0, -e, -f)
+            mid, rad = (m << (e + k)) * D, (r << (f + k)) * D  # the ball times D, over 2^k
+            if 2 * rad < (1 << k):  # at most one integer in [mid − rad, mid + rad] / 2^k
+                self.hint, self.hinted = 0, True
+                n = (mid + (1 << k >> 1)) >> k  # the nearest integer to mid / 2^k
+                if abs((n << k) - mid) <= rad:
+                    return fmpq(n, D)
+                self.hinted = False  # the ball holds no multiple of 1/D: the hint was wrong
+        return simplest_in_ball(ball)
+
     def refine(self) -> None:
-        """After a rejected candidate: use bits the answer already holds, else refine the answer."""
+        """After a rejected candidate: a rejected hint costs nothing (the same ball offers its simplest
+        rational next); otherwise use bits the answer already holds, else refine the answer."""
+        if self.hinted:
+            self.hinted = False
+            return
         if self.resolved > 2 * self.want:
             if self.want >= MAX_HEIGHT_BITS:
                 raise PrecisionInsufficient(

@@ -89,7 +89,7 @@ class FloatArithmetic(Arithmetic):
 
     def combine(
         self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
-        names: Names | None,
+        names: Names | None, *, denominators: Sequence[int | None] | None = None,
     ) -> list[float]:
         t, dt = self.logits(answers, measurements)
         out: list[float] = []

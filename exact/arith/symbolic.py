@@ -44,7 +44,7 @@ class SymbolicArithmetic(Arithmetic):
 
     def combine(
         self, answers: Sequence[Answer], measurements: Sequence[Measurement], combos: Sequence[Combo],
-        names: Names | None,
+        names: Names | None, *, denominators: Sequence[int | None] | None = None,
     ) -> list[Fraction]:
         ell: dict[int, Fraction] = {}
         for combo in combos:

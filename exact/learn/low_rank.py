@@ -220,6 +220,24 @@ class _Design:
         return [(k, b) for b in cols for k in range(self.plan.d)]
 
 
+#: A likely denominator of a sketch logit is its first column's, times this: ``2^8`` for a few more
+#: factors of two than the first column's numerator may have cancelled, ``720720 = lcm(1, …, 16)`` for
+#: small primes.  A hint is only a guess, confirmed exactly (see ``combine(denominators=)``).
+HINT_COFACTOR = (1 << 8) * 720720
+
+
+def _row_hints(first: list) -> list:
+    """Per row ``k``, ``den(T[k, 0])·HINT_COFACTOR``: the logits ``u_kᵀ W b_c`` of row ``k`` share
+    ``u_kᵀW`` and differ only in ``b_c``, whose entries all have denominator ``2^24``, so their
+    denominators divide ``2^24`` times the least common denominator of ``u_kᵀW``'s entries, which the
+    first column's denominator shows up to factors its numerator cancelled.
+
+    >>> _row_hints([Fraction(3, 2**24 * 7), Fraction(5)]) == [2**24 * 7 * HINT_COFACTOR, HINT_COFACTOR]
+    True
+    """
+    return [Fraction(x).denominator * HINT_COFACTOR for x in first]
+
+
 class _Names:
     """``"<what> #i"``, the name of measurement ``i``, made only when a message needs it."""
 
@@ -402,13 +420,15 @@ def learn_low_rank(
         def vb(b) -> Fraction:
             return Fraction(v[b.j]) if type(b) is _Basis else sum((x * y for x, y in zip(v, b) if y), Fraction(0))
 
-        def measure(pairs, what: str, columns=None) -> list:
-            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``); for
-            the column sketch (``columns`` given, the pairs ``(k, b)`` for ``b`` in them, ``k`` inner) the
-            measurements go over as a grid, a base per column and a slope per ``k``."""
+        def ask(pairs) -> list:
             probes = _probes(plan, pairs)
             sent.extend(probes)
-            answers = run.ask(probes)
+            return run.ask(probes)
+
+        def logits(answers, pairs, what: str, columns=None, hints=None) -> list:
+            """Exact logits ``u_kᵀ(W b + c)`` for ``(k, b)`` pairs from the answers to ``[b + u_k; b]``; for
+            the column sketch (``columns`` given, the pairs ``(k, b)`` for ``b`` in them, ``k`` inner) the
+            measurements go over as a grid, a base per column and a slope per ``k``."""
             meas: abc.Sequence
             if columns is not None:
                 meas = OuterMeasurements([bias + vb(b) for b in columns], slopes)
@@ -421,14 +441,34 @@ def learn_low_rank(
                         base = base_of[id(b)] = vb(b)
                     meas.append(Measurement(bias + base, slopes[k]))
             n = len(pairs)
-            got = run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what))
+            extra = {"denominators": hints} if hints is not None else {}
+            return run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what), **extra)
+
+        def less_shifts(got, pairs) -> list:
             if not biases:
                 return got
             return [to_fraction(x) - uc[k] for x, (k, _) in zip(got, pairs)]  # u_kᵀ(W b + c) − u_kᵀc
 
+        def measure(pairs, what: str) -> list:
+            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``)."""
+            return less_shifts(logits(ask(pairs), pairs, what), pairs)
+
+        row_hints: list = []  # per k, a likely denominator of the logits u_kᵀ(W b + c), from the first column
+
         def measure_columns(cols) -> list:
-            flat = measure([(k, b) for b in cols for k in range(d)], "column sketch", cols)
-            return [flat[i * d : (i + 1) * d] for i in range(len(cols))]
+            """The column sketch's logits, column by column: the first column's denominators, times
+            :data:`HINT_COFACTOR`, are hints for the others' (:func:`_row_hints`)."""
+            pairs = [(k, b) for b in cols for k in range(d)]
+            answers = ask(pairs)
+            flat: list = []
+            if not row_hints:
+                first = logits(answers[:d], pairs[:d], "column sketch", cols[:1])
+                row_hints.extend(_row_hints(first))
+                flat, cols, answers, pairs = first, cols[1:], answers[d:], pairs[d:]
+            if cols:
+                flat += logits(answers, pairs, "column sketch", cols, row_hints * len(cols))
+            flat = less_shifts(flat, [(k, None) for _ in range(len(flat) // d) for k in range(d)])
+            return [flat[i * d : (i + 1) * d] for i in range(len(flat) // d)]
 
         # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
         design = _Design(plan, seed, rank, measure_columns, require=run.require, scale_bits=SKETCH_SCALE_BITS)
