@@ -258,15 +258,17 @@ _D = operator.attrgetter("d")
 def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     """The entries a grid replay leaves to be decided one by one, or ``None`` for no grid.
 
-    The grid is the first run of offset probes ``[b_i + Δ_r; b_i]`` in the transcript, laid
-    out in blocks of ``n`` entries that share one base object, every block holding the same
-    ``n`` offset objects in the same order.  The model gives the pair ``(s, c₀, 0, c₁)`` of
-    all of them at once (``_offset_grid``: the pair its ``_pair`` gives each probe), and an
-    answer of compact form ``(s₁, c₁', s₂, c₂')`` is reproduced where ``c₁' = c₀``,
+    A grid is a run of offset probes ``[b_i + Δ_r; b_i]`` in the transcript (at least
+    :data:`MIN_GRID` of them, between queries of other forms) laid out in blocks: either blocks
+    of ``n`` entries that share one base object, every block holding the same ``n`` offset
+    objects in the same order (the bases outer), or blocks that share one offset object, every
+    block holding the same bases in the same order (the offsets outer).  The model gives the pair
+    ``(s, c₀, 0, c₁)`` of all of them at once (``_offset_grid``: the pair its ``_pair`` gives each
+    probe), and an answer of compact form ``(s₁, c₁', s₂, c₂')`` is reproduced where ``c₁' = c₀``,
     ``c₂' = c₁`` and ``s₁ − s₂ = s`` (the softmax does not see a common shift of the scores),
-    decided for all of them by two flint matrix equalities (scores, first values) and one tuple
-    comparison (second values, one per base).  Every entry outside the grid, and
-    every grid entry not reproduced that way, is left to be decided on its own.
+    decided for a whole run by two flint matrix equalities (scores, first values) and one tuple
+    comparison (second values, one per base).  Every entry outside a grid, and every grid entry
+    not reproduced that way, is left to be decided on its own.
     """
     if type(model) is not SingleHead or len(entries) < MIN_GRID:  # (a subclass may evaluate otherwise)
         return None
@@ -276,31 +278,91 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     if set(map(type, queries)) != {Sequence}:
         return None
     offs = list(map(_OFFSET, queries))
-    none = offs.count(None)
-    if none == len(offs):
+    if offs.count(None) == len(offs):
         return None
-    a = next(i for i, o in enumerate(offs) if o is not None)
-    b = len(offs) if none == a else offs.index(None, a)
-    run = offs[a:b]
-    if set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
-        return None
-    bases, deltas, fqs = zip(*run)
-    first = bases[0]
-    n = next((i for i, x in enumerate(bases) if x is not first), len(bases))
-    if len(run) < MIN_GRID or len(run) % n:
-        return None
-    blocks = bases[::n]
-    if not (all(map(operator.is_, bases, itertools.chain.from_iterable(itertools.repeat(x, n) for x in blocks)))
-            and all(map(operator.is_, deltas, itertools.cycle(deltas[:n])))
-            and all(map(operator.is_, fqs, itertools.cycle(fqs[:n])))):
-        return None
-    rows = [f if f is not None else tuple((j, to_fmpq(x)) for j, x in t) for t, f in zip(deltas[:n], fqs[:n])]
+    undecided: list[int] = []
+    grids = 0
+    a, n = 0, len(offs)
+    while a < n:
+        if offs[a] is None:  # a run of other queries
+            b = next((i for i in range(a, n) if offs[i] is not None), n)
+            undecided.extend(range(a, b))
+            a = b
+            continue
+        b = offs.index(None, a) if None in offs[a:] else n
+        run = offs[a:b]
+        if set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
+            undecided.extend(range(a, b))
+        else:
+            bases, deltas, fqs = zip(*run)
+            for lo, hi, layout in _segments(bases, deltas, fqs):  # the run's grids, and what lies between
+                bad = _grid_run(model, entries[a + lo : a + hi], layout) if layout is not None else None
+                if bad is None:
+                    undecided.extend(range(a + lo, a + hi))
+                else:
+                    grids += 1
+                    undecided.extend(a + lo + i for i in bad)
+        a = b
+    return undecided if grids else None
+
+
+def _segments(bases: tuple, deltas: tuple, fqs: tuple) -> list[tuple]:
+    """A run of offset probes cut into ``(start, end, layout)`` pieces: each grid of at least
+    :data:`MIN_GRID` probes with its :func:`_blocks` layout, and the stretches between with ``None``.
+    At each place the longer of the two layouts that start there is taken."""
+    out: list[tuple] = []
+    a, n, loose = 0, len(bases), None
+    while a < n:
+        best = max((_grid_at(bases, deltas, fqs, a, outer) for outer in (True, False)), key=lambda g: g[0])
+        if best[0] - a >= MIN_GRID:
+            if loose is not None:
+                out.append((loose, a, None))
+                loose = None
+            out.append((a, best[0], best[1]))
+            a = best[0]
+        else:
+            if loose is None:
+                loose = a
+            a = max(best[2], a + 1)  # past the stretch that shares this first base or offset
+    if loose is not None:
+        out.append((loose, n, None))
+    return out
+
+
+def _grid_at(bases: tuple, deltas: tuple, fqs: tuple, a: int, base_outer: bool) -> tuple:
+    """``(end, layout, stretch)``: the longest grid that starts at ``a`` with the bases outer (blocks
+    holding the same offsets, in order, on one base each) or the offsets outer (blocks holding the
+    same bases, in order, on one offset each), its :func:`_grid_run` layout, and the end of its first
+    block.  Every entry must hold the very objects its place in the grid names."""
+    n = len(bases)
+    lead, inner = ((bases,), (deltas, fqs)) if base_outer else ((deltas, fqs), (bases,))
+    m = next((i for i in range(a, n) if any(x[i] is not x[a] for x in lead)), n) - a  # the first block
+    block = [x[a : a + m] for x in inner]
+    end = a + m
+    while end + m <= n and all(all(map(operator.is_, x[end : end + m], itertools.repeat(x[end]))) for x in lead) \
+            and all(all(map(operator.is_, x[end : end + m], y)) for x, y in zip(inner, block)):
+        end += m
+    heads = range(a, end, m)
+    if base_outer:
+        layout = (tuple(bases[i] for i in heads), list(zip(*block)), True)
+    else:
+        layout = (tuple(block[0]), [(deltas[i], fqs[i]) for i in heads], False)
+    return end, layout, a + m
+
+
+def _grid_run(model: SingleHead, entries: list, layout: tuple) -> list[int] | None:
+    """The entries of one grid of offset probes that it does not reproduce (indices into the grid),
+    or ``None`` if the model or the answers have no grid form (see :func:`_grid_undecided`)."""
+    blocks, offsets, base_outer = layout
+    rows = [f if f is not None else tuple((j, to_fmpq(x)) for j, x in t) for t, f in offsets]
     model_side = model._offset_grid(blocks, rows)
-    maybe = list(map(ExactAnswer._pair, map(_ANSWER, entries[a:b])))
+    maybe = list(map(ExactAnswer._pair, map(_ANSWER, entries)))
     if model_side is None or None in maybe:
         return None
     given: list[tuple] = maybe  # type: ignore[assignment]
-    S, C0, c1 = model_side
+    S, C0, c1 = model_side  # entry (i, r): base i, offset r
+    if not base_outer:  # the answers run over the bases inside each offset's block: (r, i)
+        S, C0 = S.T, C0.T
     s1, v1, s2, v2 = zip(*given)
     try:  # second scores that are one and the same 0 (as a single head's oracle gives them) need no subtraction
         same = s2[0] == 0 and all(map(operator.is_, s2, itertools.repeat(s2[0])))
@@ -308,10 +370,13 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
         bad.update(mismatches(C0, v1))
     except (TypeError, ValueError):  # pragma: no cover - a compact form holds only fmpq (ExactAnswer checks it)
         return None
-    want = tuple(itertools.chain.from_iterable(itertools.repeat(c, n) for c in c1))  # each base's c₁, n times
+    if base_outer:  # each base's c₁, once per offset
+        want = tuple(itertools.chain.from_iterable(itertools.repeat(c, len(offsets)) for c in c1))
+    else:
+        want = tuple(c1) * len(offsets)
     if v2 != want:
         bad.update(i for i, (x, y) in enumerate(zip(v2, want)) if not x == y)
-    return [*range(a), *(a + i for i in sorted(bad)), *range(b, len(entries))]
+    return sorted(bad)
 
 
 @dataclass(frozen=True)

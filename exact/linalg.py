@@ -31,7 +31,7 @@ from .numbers import coprime_fraction, to_fmpq, to_fraction
 
 __all__ = [
     "QMatrix", "ZMatrix", "lll_rows", "ball_solve", "chain_column", "sparse_rows_times",
-    "outer_sum", "mismatches", "less_pivot_rows", "product_int_size"]
+    "outer_sum", "mismatches", "less_pivot_rows", "product_int_size", "sparse_rows"]
 
 
 def _q(x) -> fmpq:
@@ -361,6 +361,21 @@ def product_int_size(W: QMatrix, factors: Sequence[QMatrix]) -> tuple[int, int]:
     return int(top * den), int(den)
 
 
+def sparse_rows(rows: Sequence[Sequence[tuple[int, fmpq]]], ncols: int) -> QMatrix:
+    """The matrix whose row ``r`` has the ``(index, fmpq)`` pairs of ``rows[r]`` (a repeated index adds up).
+
+    >>> sparse_rows([((0, fmpq(1)), (2, fmpq(3)), (0, fmpq(1)))], 3).rows()
+    ((Fraction(2, 1), Fraction(0, 1), Fraction(3, 1)),)
+    """
+    R = fmpq_mat(len(rows), ncols)
+    for r, row in enumerate(rows):
+        for j, q in row:
+            if not 0 <= j < ncols:
+                raise ShapeError(f"sparse row {r}: index {j} out of range for {ncols} rows")
+            R[r, j] += q
+    return QMatrix._wrap(R)
+
+
 def sparse_rows_times(rows: Sequence[Sequence[tuple[int, fmpq]]], W: QMatrix, cols: Sequence[int]) -> QMatrix:
     """``(R·W[:, cols])ᵀ``: entry ``(i, r)`` is ``(R·W)[r, cols[i]]``, where ``R`` is given by its sparse
     rows of ``(index, fmpq)`` pairs (a repeated index adds up).  One flint product.
@@ -371,12 +386,7 @@ def sparse_rows_times(rows: Sequence[Sequence[tuple[int, fmpq]]], W: QMatrix, co
     ((Fraction(2, 1), Fraction(1, 1)), (Fraction(1, 1), Fraction(-5, 1)), (Fraction(2, 1), Fraction(1, 1)))
     """
     d, m = W.shape
-    R = fmpq_mat(len(rows), d)
-    for r, row in enumerate(rows):
-        for j, q in row:
-            if not 0 <= j < d:
-                raise ShapeError(f"sparse row {r}: index {j} out of range for {d} rows")
-            R[r, j] += q
+    R = sparse_rows(rows, d)._m
     cols = list(cols)
     if any(not 0 <= c < m for c in cols):
         raise ShapeError(f"sparse_rows_times: a column index is out of range for {m} columns")

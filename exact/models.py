@@ -32,7 +32,7 @@ import numpy as np
 from flint import fmpq
 
 from .errors import InvalidArgument, InvalidNumber, ShapeError
-from .linalg import QMatrix, chain_column, outer_sum, product_int_size, sparse_rows_times
+from .linalg import QMatrix, chain_column, outer_sum, product_int_size, sparse_rows, sparse_rows_times
 from .jsonfields import check_fields, check_kind, describe_json
 from .expfield import ExpRatio
 from .floateval import evaluate_float
@@ -699,10 +699,16 @@ class SingleHead:
                 if type(j) is not int or not 0 <= j < d or type(q) is not fmpq:
                     return None
         vq = self._vq
-        factored = "_factors" in self.__dict__ and "_Wmat" not in self.__dict__
-        if not factored and all(len(t) == 1 for t in tokens):  # y_i·e_{j_i}: the columns j_i of Δ·W, scaled
+        factors = self.__dict__.get("_factors")
+        if all(len(t) == 1 for t in tokens):  # y_i·e_{j_i}: the columns j_i of Δ·W, scaled
             cols, ys = [t[0][0] for t in tokens], [t[0][1] for t in tokens]
-            S = sparse_rows_times(deltas, self._Wmat, cols)
+            if factors is not None:  # Δ·W through the factors (a few rows), then its columns j_i
+                R = sparse_rows(deltas, d)
+                for F in factors:
+                    R = R @ F
+                S = R.submatrix(range(len(deltas)), cols).T
+            else:
+                S = sparse_rows_times(deltas, self._Wmat, cols)
             if any(y != 1 for y in ys):
                 S = S.scale_rows(ys)
         else:  # the bases as the columns of B: Δ·(W B), with W B through the factors of a factored head

@@ -252,14 +252,19 @@ class Sequence:
         return seq
 
     @classmethod
-    def _offset_pairs(cls, bases: list, offsets: list) -> list:
+    def _offset_pairs(cls, bases: list, offsets: list, *, offsets_outer: bool = False) -> list:
         """``[Sequence._offset_pair(b, Δ, Δ_fq) for b in bases for Δ, Δ_fq in offsets]`` (the one-token
-        ``bases`` outer), each slot filled for all of them in one C-level pass (a learner builds ``d²``).
+        ``bases`` outer; with ``offsets_outer``, the offsets outer), each slot filled for all of them in
+        one C-level pass (a learner builds ``d²``).
 
         >>> b = Sequence.sparse(3, [{0: 1}])
         >>> xs = Sequence._offset_pairs([b], [(((1, Fraction(2)),), None), (((0, Fraction(-1)),), None)])
         >>> [x.dense()[0] for x in xs] == [[1, 2, 0], [0, 0, 0]], xs[1].length, xs[1]._offset[0] is b
         (True, 2, True)
+        >>> c = Sequence.sparse(3, [{2: 1}])
+        >>> ys = Sequence._offset_pairs([b, c], [(((1, Fraction(2)),), None)] * 2, offsets_outer=True)
+        >>> [y._offset[0] is z for y, z in zip(ys, [b, c, b, c])]
+        [True, True, True, True]
         """
         if not bases:
             return []
@@ -271,8 +276,13 @@ class Sequence:
         for slot in _EMPTY[:-1]:
             deque(map(slot.__set__, out, itertools.repeat(None)), maxlen=0)
         deltas, fqs = [o[0] for o in offsets], [o[1] for o in offsets]
-        parts = zip(itertools.chain.from_iterable(itertools.repeat(b, m) for b in bases),
-                    itertools.cycle(deltas), itertools.cycle(fqs))
+        if offsets_outer:
+            k = len(bases)
+            parts = zip(itertools.cycle(bases), itertools.chain.from_iterable(itertools.repeat(x, k) for x in deltas),
+                        itertools.chain.from_iterable(itertools.repeat(x, k) for x in fqs))
+        else:
+            parts = zip(itertools.chain.from_iterable(itertools.repeat(b, m) for b in bases),
+                        itertools.cycle(deltas), itertools.cycle(fqs))
         deque(map(_EMPTY[-1].__set__, out, parts), maxlen=0)  # the _offset slot
         return out
 

@@ -152,7 +152,7 @@ def test_transcripts_that_are_not_a_grid_are_replayed_one_by_one(how):
     assert failed_entries(wrong, entries) == _independent(wrong, entries)
 
 
-def test_heads_with_biases_or_factors_have_no_grid_form():
+def test_heads_with_biases_have_no_grid_form():
     truth = SingleHead.random(8, seed=9)
     entries = _grid_transcript(truth)
     biased = SingleHead(truth.W, truth.v, c=[1] * 8, b=0)
@@ -299,3 +299,94 @@ def test_identify_refuses_a_confirm_hook_that_fails_an_index_out_of_range():
 
     with pytest.raises(InvalidArgument, match="outside 0..1"):
         identify([Q(), Q()], confirm=lambda values, pending: [-1], guesses=[fmpq(1, 3), None])
+
+
+# -- the low-rank learner's transcript: two grids (sketch columns, bases outer; rows, offsets outer) --
+
+
+def _low_rank_run(d=24, r=4, seed=0):
+    from exact import learn_low_rank
+
+    truth = SingleHead.random(d, seed=seed, rank=r)
+    result = learn_low_rank(ExactOracle(truth), rank=r, seed=seed, checks=0)
+    return truth, result, list(result.certificate.transcript)
+
+
+def _wrong_factored(truth, result):
+    """Wrong models in the forms a low-rank replay meets: dense lists, a flint matrix, and factors."""
+    d = truth.d
+    K, Q = (QMatrix.from_rows([[Fraction(x) for x in row] for row in result.details["factors"][n]]) for n in "KQ")
+    K2 = K.rows()
+    bumped = [list(row) for row in K2]
+    bumped[0][3] += Fraction(1, 5)
+    yield SingleHead._from_factors((QMatrix.from_rows(bumped).T, Q), tuple(truth.v), None, Fraction(0))
+    W = [list(row) for row in truth.W]
+    W[d - 1][2] -= 1
+    yield SingleHead(W, truth.v)
+    yield SingleHead._from_qmatrix(QMatrix.from_rows(W), tuple(truth.v))
+    yield SingleHead._from_factors((K.T, Q), tuple(x + (i == 5) for i, x in enumerate(truth.v)), None, Fraction(0))
+
+
+def test_the_low_rank_transcript_is_two_grids_and_replays_as_the_independent_decision(monkeypatch):
+    truth, result, entries = _low_rank_run()
+    d, r = 24, 4
+    assert [len(q.X._offset[1]) > 0 for q in entries[d:]] == [True] * (len(entries) - d)
+    for model in (result.model, truth):  # the learned head (factors and W) and the truth (factors only)
+        assert certify._grid_undecided(model, entries) == list(range(d))  # only the v-queries one by one
+        assert failed_entries(model, entries) == []
+    for wrong in _wrong_factored(truth, result):
+        expected = _independent(wrong, entries)
+        assert expected and failed_entries(wrong, entries) == expected == _generic(wrong, entries, monkeypatch)
+        assert any(i >= d + d * r for i in expected) or any(d <= i < d + d * r for i in expected)
+
+
+def test_one_forged_answer_part_in_either_grid_is_failed_alone():
+    truth, result, entries = _low_rank_run(seed=1)
+    d, r = 24, 4
+    for i in (d + 5, d + d * r + 7, len(entries) - 1):  # a sketch probe, a row probe, the last row probe
+        s, c0, s2, c1 = entries[i].answer._pair()
+        for changed in ((s + 1, c0, s2, c1), (s, c0 + 1, s2, c1), (s, c0, s2, c1 + 1), (s, c0, s2 + 1, c1)):
+            forged = entries[:i] + [Query(entries[i].X, ExactAnswer(changed))] + entries[i + 1 :]
+            assert failed_entries(result.model, forged) == [i] == _independent(result.model, forged)
+
+
+@pytest.mark.parametrize("how", ["rows shuffled", "two row probes swapped", "a row probe's base another object",
+                                 "sketch and rows interleaved"])
+def test_a_low_rank_transcript_that_is_not_laid_out_as_grids_is_still_decided_right(how, monkeypatch):
+    truth, result, entries = _low_rank_run(seed=2)
+    d, r = 24, 4
+    rows = list(range(d + d * r, len(entries)))
+    if how == "rows shuffled":
+        order = list(range(d + d * r)) + [rows[i] for i in np.random.default_rng(0).permutation(len(rows))]
+        entries = [entries[i] for i in order]
+    elif how == "two row probes swapped":  # the second row block holds two bases in another order
+        a = rows[len(rows) // r + 3]
+        entries[a], entries[a + 1] = entries[a + 1], entries[a]
+    elif how == "a row probe's base another object":
+        i = rows[10]
+        base, deltas, fq = entries[i].X._offset
+        twin = Sequence._exact(base.d, base.rows, base._fq)
+        entries[i] = Query(Sequence._offset_pairs([twin], [(deltas, fq)])[0], entries[i].answer)
+    else:
+        entries = entries[:d] + [q for pair in zip(entries[d : d + d * r], entries[d + d * r :]) for q in pair]
+    assert failed_entries(result.model, entries) == [] == _independent(result.model, entries)
+    for wrong in list(_wrong_factored(truth, result))[:2]:
+        assert failed_entries(wrong, entries) == _independent(wrong, entries) == _generic(wrong, entries, monkeypatch)
+
+
+def test_segments_cut_a_run_into_its_grids_and_the_stretches_between():
+    truth, result, entries = _low_rank_run()
+    d, r = 24, 4
+    offs = [q.X._offset for q in entries[d:]]
+    bases, deltas, fqs = zip(*offs)
+    pieces = certify._segments(bases, deltas, fqs)
+    assert [(lo, hi, layout[2]) for lo, hi, layout in pieces] == [(0, d * r, True), (d * r, len(offs), False)]
+    (lo, hi, (cols, offsets, _)), (_, _, (row_bases, row_offsets, _)) = pieces
+    assert len(cols) == r and len(offsets) == d and len(row_bases) == d - r and len(row_offsets) == r
+    # a probe out of place leaves a stretch to be decided one by one, and grids on either side
+    moved = list(offs[: d * r]) + list(offs[d * r :])
+    moved[5], moved[6] = moved[6], moved[5]
+    pieces = certify._segments(*zip(*moved))
+    assert all(hi - lo >= certify.MIN_GRID for lo, hi, layout in pieces if layout is not None)
+    assert any(layout is None and lo <= 5 < hi for lo, hi, layout in pieces)
+    assert pieces[-1][1] == len(moved) and [p[0] for p in pieces[1:]] == [p[1] for p in pieces[:-1]]

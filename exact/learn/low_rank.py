@@ -45,6 +45,7 @@ certificate that records no scale was made with entries ``n/2^20`` and is rebuil
 """
 from __future__ import annotations
 
+import itertools
 import secrets
 from collections import abc
 from fractions import Fraction
@@ -124,49 +125,44 @@ def _basis(d: int, j: int) -> list[Fraction]:
     return e
 
 
-def _basis_probe(plan: ProbePlan, k: int, b: _Basis, entry: tuple) -> Sequence:
-    """``[e_j + u_k; e_j]`` without a dense pass: the first token has at most three entries (j, k and
-    the pivot), built exactly as :func:`_probes` builds it for any column."""
-    _, row, row_fq, row_int = entry
-    first: dict = {b.j: Fraction(1)}
-    for j, delta in ((k, 1), (plan.pivot, plan.shifts[k])):
-        if delta:
-            first[j] = first.get(j, 0) + delta
-    first_row = tuple((j, Fraction(x)) for j, x in sorted(first.items()) if x)
-    first_fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in first_row)
-    return Sequence._exact(plan.d, (first_row, row), (first_fq, row_fq), (int_row(first_row, plan.d), row_int), None)
+def _base(b: list, d: int) -> Sequence:
+    """The one-token ``[b]`` with its ``fmpq`` and integer forms (a basis column ``e_j`` is one entry)."""
+    row = ((b.j, _ONE),) if type(b) is _Basis else tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
+    fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
+    return Sequence._exact(d, (row,), (fq,), (int_row(row, d),))
+
+
+def _offset(plan: ProbePlan, k: int) -> tuple:
+    """``u_k = e_k + σ_k e_p`` as sorted ``(index, Fraction)`` and ``(index, fmpq)`` pairs."""
+    p = plan.pivot
+    u = ((k, _ONE),) if not plan.shifts[k] else tuple(sorted(((k, _ONE), (p, Fraction(plan.shifts[k])))))
+    return u, tuple((j, fmpq(x.numerator, x.denominator)) for j, x in u)
+
+
+def _grid_probes(plan: ProbePlan, columns: list, ks, *, columns_outer: bool = True) -> list[Sequence]:
+    """The queries ``[b + u_k; b]`` for every column ``b`` and every ``k`` in ``ks`` (the columns outer,
+    or the ``k`` outer), each kept as ``[b]`` and the offset ``u_k`` (a few entries, not ``d``;
+    :meth:`~exact.sequences.Sequence._offset_pair`), which exact evaluation reads through ``W b``: one
+    base token per column and one offset per ``k``, shared by their probes, the probes built in
+    C-level passes."""
+    bases = [_base(b, plan.d) for b in columns]
+    offsets = [_offset(plan, k) for k in ks]
+    return Sequence._offset_pairs(bases, offsets, offsets_outer=not columns_outer)
 
 
 def _probes(plan: ProbePlan, pairs) -> list[Sequence]:
-    """The queries ``[b + u_k; b]`` for ``(k, b)`` pairs.
-
-    Each distinct ``b`` (by identity) is converted once.  A probe on a basis column ``e_j`` is
-    sparse (three entries at most); a probe on a dense sketch column is kept as ``[b]`` and the
-    offset ``u_k`` (:meth:`~exact.sequences.Sequence._offset_pair`), which exact evaluation reads
-    through ``W b``, computed once per column.
-    """
-    d, p = plan.d, plan.pivot
-    cache: dict = {}
-    offsets: dict = {}  # k -> u_k as (index, Fraction) and (index, fmpq) pairs, shared by its probes
+    """The queries ``[b + u_k; b]`` for any ``(k, b)`` pairs, as :func:`_grid_probes` builds them
+    (each distinct ``b``, by identity, converted once; each ``u_k`` once)."""
+    bases: dict = {}
+    offsets: dict = {}
     out = []
     for k, b in pairs:
-        if type(b) is _Basis:  # a row probe: e_j is sparse, and so is e_j + u_k
-            entry = cache.get(id(b))
-            if entry is None:
-                row = ((b.j, Fraction(1)),)
-                entry = cache[id(b)] = (b, row, ((b.j, fmpq(1)),), int_row(row, d))
-            out.append(_basis_probe(plan, k, b, entry))
-            continue
-        base = cache.get(id(b))
-        if base is None:  # the one-token [b], with its fmpq and integer forms, shared by b's d probes
-            dense_row = tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
-            fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in dense_row)
-            base = cache[id(b)] = (b, Sequence._exact(d, (dense_row,), (fq,), (int_row(dense_row, d),)))
-        # [b + u_k; b] kept as b and the offset u_k = e_k + σ_k e_p: a few entries, not d
+        base = bases.get(id(b))
+        if base is None:
+            base = bases[id(b)] = (b, _base(b, plan.d))  # (holding b keeps its id its own)
         offset = offsets.get(k)
         if offset is None:
-            u = ((k, _ONE),) if not plan.shifts[k] else tuple(sorted(((k, _ONE), (p, Fraction(plan.shifts[k])))))
-            offset = offsets[k] = (u, tuple((j, fmpq(x.numerator, x.denominator)) for j, x in u))
+            offset = offsets[k] = _offset(plan, k)
         out.append(Sequence._offset_pair(base[1], *offset))
     return out
 
@@ -211,13 +207,18 @@ class _Design:
                 raise InvalidArgument(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
             self.Jc = [j for j in range(d) if j not in self.J]
 
-    def row_pairs(self) -> list:
-        d = self.plan.d
-        basis = {j: _basis(d, j) for j in self.Jc}  # one list per j: probes share its rows
-        return [(k, basis[j]) for k in self.K for j in self.Jc]
+    def row_columns(self) -> list:
+        """The basis columns ``e_j``, ``j ∈ J^c``, of the row sketch (one list per ``j``: probes share it)."""
+        return [_basis(self.plan.d, j) for j in self.Jc]
 
-    def column_pairs(self, cols) -> list:
-        return [(k, b) for b in cols for k in range(self.plan.d)]
+    def row_pairs(self) -> list:
+        """The row sketch's ``(k, e_j)`` pairs, ``k ∈ K`` outer: the order of its probes."""
+        return [(k, b) for k in self.K for b in self.row_columns()]
+
+    def row_probes(self, columns: list | None = None) -> list:
+        """``[e_j + u_k; e_j]`` for ``k ∈ K`` (outer) and ``j ∈ J^c``."""
+        return _grid_probes(self.plan, self.row_columns() if columns is None else columns, self.K,
+                            columns_outer=False)
 
 
 #: A likely denominator of a sketch logit is its first column's, times this: ``2^8`` for a few more
@@ -263,10 +264,7 @@ def _design_probes(design: "_Design") -> list:
     key = _design_key(design)
     if _LAST_PROBES.get("key") == key:
         return _LAST_PROBES["probes"]
-    d = design.plan.d
-    probes = _probes(design.plan, [(k, b) for b in design.B_cols for k in range(d)]) + _probes(
-        design.plan, design.row_pairs()
-    )
+    probes = _grid_probes(design.plan, design.B_cols, range(design.plan.d)) + design.row_probes()
     _remember(design, probes)
     return probes
 
@@ -420,15 +418,14 @@ def learn_low_rank(
         def vb(b) -> Fraction:
             return Fraction(v[b.j]) if type(b) is _Basis else sum((x * y for x, y in zip(v, b) if y), Fraction(0))
 
-        def ask(pairs) -> list:
-            probes = _probes(plan, pairs)
+        def ask(probes) -> list:
             sent.extend(probes)
             return run.ask(probes)
 
-        def logits(answers, pairs, what: str, columns=None, hints=None) -> list:
-            """Exact logits ``u_kᵀ(W b + c)`` for ``(k, b)`` pairs from the answers to ``[b + u_k; b]``; for
-            the column sketch (``columns`` given, the pairs ``(k, b)`` for ``b`` in them, ``k`` inner) the
-            measurements go over as a grid, a base per column and a slope per ``k``."""
+        def logits(answers, what: str, *, columns=None, pairs=None, hints=None) -> list:
+            """Exact logits ``u_kᵀ(W b + c)`` from the answers to ``[b + u_k; b]``: for the column sketch
+            (``columns``: every ``k`` for each column in turn) the measurements go over as a grid, a base
+            per column and a slope per ``k``; otherwise one per ``(k, b)`` in ``pairs``."""
             meas: abc.Sequence
             if columns is not None:
                 meas = OuterMeasurements([bias + vb(b) for b in columns], slopes)
@@ -440,34 +437,29 @@ def learn_low_rank(
                     if base is None:
                         base = base_of[id(b)] = vb(b)
                     meas.append(Measurement(bias + base, slopes[k]))
-            n = len(pairs)
+            n = len(meas)
             extra = {"denominators": hints} if hints is not None else {}
             return run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what), **extra)
 
-        def less_shifts(got, pairs) -> list:
+        def less_shifts(got, ks) -> list:
             if not biases:
                 return got
-            return [to_fraction(x) - uc[k] for x, (k, _) in zip(got, pairs)]  # u_kᵀ(W b + c) − u_kᵀc
-
-        def measure(pairs, what: str) -> list:
-            """Exact logits ``u_kᵀ W b`` for ``(k, b)`` pairs, via ``[b + u_k; b]`` (less ``u_kᵀc``)."""
-            return less_shifts(logits(ask(pairs), pairs, what), pairs)
+            return [to_fraction(x) - uc[k] for x, k in zip(got, ks)]  # u_kᵀ(W b + c) − u_kᵀc
 
         row_hints: list = []  # per k, a likely denominator of the logits u_kᵀ(W b + c), from the first column
 
         def measure_columns(cols) -> list:
             """The column sketch's logits, column by column: the first column's denominators, times
             :data:`HINT_COFACTOR`, are hints for the others' (:func:`_row_hints`)."""
-            pairs = [(k, b) for b in cols for k in range(d)]
-            answers = ask(pairs)
+            answers = ask(_grid_probes(plan, cols, range(d)))
             flat: list = []
             if not row_hints:
-                first = logits(answers[:d], pairs[:d], "column sketch", cols[:1])
-                row_hints.extend(_row_hints(first))
-                flat, cols, answers, pairs = first, cols[1:], answers[d:], pairs[d:]
+                flat = logits(answers[:d], "column sketch", columns=cols[:1])
+                row_hints.extend(_row_hints(flat))
+                cols, answers = cols[1:], answers[d:]
             if cols:
-                flat += logits(answers, pairs, "column sketch", cols, row_hints * len(cols))
-            flat = less_shifts(flat, [(k, None) for _ in range(len(flat) // d) for k in range(d)])
+                flat += logits(answers, "column sketch", columns=cols, hints=row_hints * len(cols))
+            flat = less_shifts(flat, itertools.cycle(range(d)))
             return [flat[i * d : (i + 1) * d] for i in range(len(flat) // d)]
 
         # Step 2: the column sketch T = U W B (grown one column at a time if r is unknown).
@@ -478,7 +470,10 @@ def learn_low_rank(
 
         # Step 3: rows K; only the row entries not implied by Z B = T[K, :] are measured.
         if r_eff:
-            meas_rows = measure(design.row_pairs(), "row")
+            row_columns = design.row_columns()
+            answers = ask(design.row_probes(row_columns))
+            pairs = [(k, b) for k in K for b in row_columns]
+            meas_rows = less_shifts(logits(answers, "row", pairs=pairs), (k for k, _ in pairs))
             Z = QMatrix.zeros(r_eff, d)
             for i in range(r_eff):
                 for jj, j in enumerate(Jc):
