@@ -266,16 +266,13 @@ class QMatrix:
 
     def _independent_mod_p(self) -> tuple[list[int], list[int]] | None:
         n, m = self.shape
-        entries = self._m.entries()
-        reduced = []
-        for x in entries:
-            den = int(x.q) % PRIME
-            if not den:
-                return None
-            reduced.append(int(x.p) * pow(den, -1, PRIME) % PRIME)
-        M = nmod_mat(n, m, reduced, PRIME)
+        num, den = self._m.numer_denom()  # self = num/den: modulo the prime, num times a unit
+        if not int(den) % PRIME:
+            return None
+        M = nmod_mat(num, PRIME)
         cols = _pivots(M)
-        sub = nmod_mat(len(cols), n, [reduced[i * m + j] for j in cols for i in range(n)], PRIME)
+        Mt = M.transpose()
+        sub = nmod_mat(len(cols), n, [Mt[j, i] for j in cols for i in range(n)], PRIME)
         rows = _pivots(sub)
         minor = self.submatrix(rows, cols)
         if len(rows) != len(cols) or (cols and minor.det() == 0):
@@ -283,7 +280,7 @@ class QMatrix:
         others = [j for j in range(m) if j not in cols]
         if others:  # every other column is in the span of cols, exactly
             if not cols:
-                if any(x != 0 for x in entries):
+                if not num.is_zero():
                     return None
                 return rows, cols
             X = minor.inv() @ self.submatrix(rows, others)
