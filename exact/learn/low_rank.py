@@ -61,7 +61,7 @@ from ..arith.base import CompiledCombos, OuterMeasurements
 from ..errors import InvalidArgument, ShapeError
 from ..linalg import QMatrix
 from ..models import SingleHead
-from ..numbers import format_rational, to_fraction
+from ..numbers import format_rational, to_fmpq, to_fraction
 from ..protocols import Oracle
 from ..sequences import Sequence, int_row
 from ._common import read_v
@@ -100,12 +100,26 @@ def low_rank_query_count(d: int, r: int, *, rank_known: bool = True) -> int:
     return 2 * r * d - r * r + d + (0 if rank_known else d - r)
 
 
+class _Column(list):
+    """A sketch column: its entries as Fractions, and the same as flint ``fmpq`` in ``fq``."""
+
+    __slots__ = ("fq",)
+    fq: list
+
+
 def _sketch(rng: np.random.Generator, d: int, scale_bits: int = SKETCH_SCALE_BITS) -> list[Fraction]:
     top, den = 1 << SKETCH_BITS, 1 << scale_bits
     while True:
-        b = [Fraction(int(n), den) for n in rng.integers(-top, top + 1, size=d)]
-        if any(b):
+        ns = rng.integers(-top, top + 1, size=d).tolist()
+        if any(ns):
+            b = _Column(Fraction(n, den) for n in ns)
+            b.fq = [fmpq(n, den) for n in ns]
             return b
+
+
+def _columns(cols: list) -> QMatrix:
+    """The sketch columns as one d × c matrix (from their ``fmpq`` entries where they carry them)."""
+    return QMatrix.from_columns([getattr(b, "fq", b) for b in cols])
 
 
 _ONE = Fraction(1)
@@ -128,7 +142,10 @@ def _basis(d: int, j: int) -> list[Fraction]:
 def _base(b: list, d: int) -> Sequence:
     """The one-token ``[b]`` with its ``fmpq`` and integer forms (a basis column ``e_j`` is one entry)."""
     row = ((b.j, _ONE),) if type(b) is _Basis else tuple((j, Fraction(x)) for j, x in enumerate(b) if x)
-    fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
+    if type(b) is _Column:
+        fq = tuple((j, b.fq[j]) for j, _ in row)
+    else:
+        fq = tuple((j, fmpq(x.numerator, x.denominator)) for j, x in row)
     return Sequence._exact(d, (row,), (fq,), (int_row(row, d),))
 
 
@@ -201,7 +218,7 @@ class _Design:
         self.rank = len(self.P)
         self.J = self.Jc = []
         if self.rank:
-            self.B = QMatrix.from_columns(B_cols)  # d × c
+            self.B = _columns(B_cols)  # d × c
             self.J = self.B.independent()[0]  # rows with B[J, :] invertible
             if len(self.J) < len(B_cols):  # pragma: no cover - probability ~ 2^-20 per column
                 raise InvalidArgument(f"learn_low_rank: degenerate sketch for seed={seed}; retry with another seed")
@@ -415,8 +432,15 @@ def learn_low_rank(
 
         bias = b
 
+        vq = [to_fmpq(Fraction(x)) for x in v]
+
         def vb(b) -> Fraction:
-            return Fraction(v[b.j]) if type(b) is _Basis else sum((x * y for x, y in zip(v, b) if y), Fraction(0))
+            if type(b) is _Basis:
+                return Fraction(v[b.j])
+            total = fmpq(0)  # vᵀb in flint rationals (b carries its entries as fmpq)
+            for x, y in zip(vq, b.fq if type(b) is _Column else map(to_fmpq, map(Fraction, b))):
+                total += x * y
+            return Fraction(int(total.p), int(total.q))
 
         def ask(probes) -> list:
             sent.extend(probes)
@@ -649,7 +673,7 @@ def _check_certificate(model, transcript, conditions) -> str | None:
     plan = ProbePlan.choose(model.v)
 
     def measure(cols):
-        T = _times_U(plan, model._times(QMatrix.from_columns(cols)))
+        T = _times_U(plan, model._times(_columns(cols)))
         return [T.column(j) for j in range(len(cols))]
 
     design = _Design(plan, seed, rank, measure, scale_bits=conditions.get("sketch_scale_bits", LEGACY_SCALE_BITS))
