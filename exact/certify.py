@@ -51,10 +51,10 @@ from .jsonfields import check_fields, check_kind, short_repr
 from .linalg import mismatches
 from .models import SingleHead
 from .numbers import approx, floor_log2, format_rational, parse_rational, to_fmpq, to_fraction
-from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic
+from .oracles import ExactAnswer, FloatAnswer, Query, answer_ball, answer_equals, answer_equals_logistic, unzip
 from .progress import report
 from .protocols import Model
-from .sequences import Sequence
+from .sequences import Sequence, forms_agree, kept_rows_of, offset_agrees
 
 __all__ = [
     "Certificate",
@@ -220,11 +220,15 @@ def failed_entries(
         return failures
     # Offset probes laid out as a grid are decided together (one flint product for the model's side);
     # an answer the grid does not reproduce as it stands is decided again below, on its own.
-    pending = _grid_undecided(model, entries) if exact else None
+    seen: dict = {}  # verdicts of forms_agree on shared objects (bases, and the queries themselves)
+    pending = _grid_undecided(model, entries, seen) if exact else None
     for i in range(len(entries)) if pending is None else pending:
         q = entries[i]
         if i % 4096 == 4095:
             report("replay", i + 1, len(entries))
+        if not forms_agree(q.X, seen):  # a derived form that is not its rows': evaluation would decide another query
+            failures.append(i)
+            continue
         if type(q.answer) is not ExactAnswer and isinstance(q.answer, ExactAnswer):
             failures.append(i)  # a subclass could decide its own equality: never trusted
             continue
@@ -255,7 +259,7 @@ _X, _ANSWER, _OFFSET = operator.attrgetter("X"), operator.attrgetter("answer"), 
 _D = operator.attrgetter("d")
 
 
-def _grid_undecided(model: Model, entries: list) -> list[int] | None:
+def _grid_undecided(model: Model, entries: list, seen: dict | None = None) -> list[int] | None:
     """The entries a grid replay leaves to be decided one by one, or ``None`` for no grid.
 
     A grid is a run of offset probes ``[b_i + Δ_r; b_i]`` in the transcript (at least
@@ -268,8 +272,11 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
     ``c₂' = c₁`` and ``s₁ − s₂ = s`` (the softmax does not see a common shift of the scores),
     decided for a whole run by two flint matrix equalities (scores, first values) and one tuple
     comparison (second values, one per base).  Every entry outside a grid, and every grid entry
-    not reproduced that way, is left to be decided on its own.
+    not reproduced that way, is left to be decided on its own.  So is every grid whose bases or
+    offsets carry a derived form that is not their rows' (:func:`~exact.sequences.forms_agree`;
+    ``seen`` shares its verdicts with the caller).
     """
+    seen = {} if seen is None else seen
     if type(model) is not SingleHead or len(entries) < MIN_GRID:  # (a subclass may evaluate otherwise)
         return None
     if model.biased:  # no grid form (_offset_grid): not worth a pass
@@ -289,14 +296,17 @@ def _grid_undecided(model: Model, entries: list) -> list[int] | None:
             undecided.extend(range(a, b))
             a = b
             continue
-        b = offs.index(None, a) if None in offs[a:] else n
+        try:  # the end of this run of offset probes (a C-level scan from a)
+            b = offs.index(None, a)
+        except ValueError:
+            b = n
         run = offs[a:b]
         if set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
             undecided.extend(range(a, b))
         else:
-            bases, deltas, fqs = zip(*run)
+            bases, deltas, fqs = unzip(run, 3)
             for lo, hi, layout in _segments(bases, deltas, fqs):  # the run's grids, and what lies between
-                bad = _grid_run(model, entries[a + lo : a + hi], layout) if layout is not None else None
+                bad = _grid_run(model, entries[a + lo : a + hi], layout, seen) if layout is not None else None
                 if bad is None:
                     undecided.extend(range(a + lo, a + hi))
                 else:
@@ -350,10 +360,18 @@ def _grid_at(bases: tuple, deltas: tuple, fqs: tuple, a: int, base_outer: bool) 
     return end, layout, a + m
 
 
-def _grid_run(model: SingleHead, entries: list, layout: tuple) -> list[int] | None:
+def _grid_run(model: SingleHead, entries: list, layout: tuple, seen: dict) -> list[int] | None:
     """The entries of one grid of offset probes that it does not reproduce (indices into the grid),
-    or ``None`` if the model or the answers have no grid form (see :func:`_grid_undecided`)."""
+    or ``None`` if the model or the answers have no grid form, or a part of the grid carries a form
+    that is not its rows' (see :func:`_grid_undecided`)."""
     blocks, offsets, base_outer = layout
+    d = model.d
+    if not (all(forms_agree(b, seen) for b in blocks) and all(offset_agrees(t, f, d) for t, f in offsets)):
+        return None
+    probes = list(map(_X, entries))  # an offset pair is its base and offset, and rows it keeps must be theirs
+    kept = kept_rows_of(probes)
+    if kept.count(None) != len(kept) and not all(forms_agree(X, seen) for X, r in zip(probes, kept) if r is not None):
+        return None
     rows = [f if f is not None else tuple((j, to_fmpq(x)) for j, x in t) for t, f in offsets]
     model_side = model._offset_grid(blocks, rows)
     maybe = list(map(ExactAnswer._pair, map(_ANSWER, entries)))
@@ -363,7 +381,7 @@ def _grid_run(model: SingleHead, entries: list, layout: tuple) -> list[int] | No
     S, C0, c1 = model_side  # entry (i, r): base i, offset r
     if not base_outer:  # the answers run over the bases inside each offset's block: (r, i)
         S, C0 = S.T, C0.T
-    s1, v1, s2, v2 = zip(*given)
+    s1, v1, s2, v2 = unzip(given, 4)
     try:  # second scores that are one and the same 0 (as a single head's oracle gives them) need no subtraction
         same = s2[0] == 0 and all(map(operator.is_, s2, itertools.repeat(s2[0])))
         bad = set(mismatches(S, s1, None if same else s2))

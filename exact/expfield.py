@@ -350,6 +350,8 @@ class ExpRatio:
         >>> r.equals_logistic(fmpq(7), fmpq(-5), fmpq(-2)), r.equals_logistic(fmpq(2), fmpq(5), fmpq(-2))
         (True, False)
         """
+        if not (type(base) is fmpq and type(slope) is fmpq and type(ell) is fmpq):  # exact rationals only
+            base, slope, ell = (_q(x) for x in (base, slope, ell))
         den, num = self.den._terms, self.num._terms
         if ell != 0 and len(den) == 2 and den[0][1] == 1 and den[1][1] == 1:
             (q0, _), (q1, _) = den  # value = n0 + (n1 − n0)·σ(q1 − q0)

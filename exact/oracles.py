@@ -211,8 +211,18 @@ def answer_difference(a: object, b: object) -> "ExactAnswer":
     return ExactAnswer(ExpSum([fa, negated]))
 
 
+def _exact_rational(x, name: str) -> fmpq:
+    """An exact rational argument (``int``, ``Fraction`` or ``fmpq``) as ``fmpq``; anything else is refused
+    (a float's exact value is rarely what was meant: pass ``Fraction(x)`` for that)."""
+    if isinstance(x, bool) or not isinstance(x, (int, Fraction, fmpq)):
+        raise InvalidArgument(f"answer_equals_logistic: {name} must be an exact rational (int, Fraction or fmpq), "
+                              f"got {type(x).__name__}")
+    return x if isinstance(x, fmpq) else fmpq(x.numerator, x.denominator) if isinstance(x, Fraction) else fmpq(x)
+
+
 def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -> bool:
-    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive).
+    """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive);
+    ``base``, ``slope`` and ``ell`` are exact rationals (``fmpq``, ``Fraction`` or ``int``).
 
     >>> from exact.models import SingleHead
     >>> answer = ExactOracle(SingleHead([[0]], [1])).query([[1], [3]])  # (1 + 3)/2: σ(0) = 1/2
@@ -221,9 +231,13 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
     >>> answer = ExactOracle(SingleHead([[1]], [1])).query([[2], [1]])  # 1 + 1·σ(2 − 1)
     >>> [answer_equals_logistic(answer, fmpq(1), fmpq(1), fmpq(x)) for x in (1, -1, 2)]
     [True, False, False]
+    >>> answer_equals_logistic(answer, Fraction(1), 1, Fraction(1))
+    True
     """
     if not isinstance(answer, ExactAnswer):
         raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
+    base, slope, ell = (x if type(x) is fmpq else _exact_rational(x, name) for x, name in
+                        ((base, "base"), (slope, "slope"), (ell, "ell")))
     pair = answer._pair()
     if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form
         s1, c1, s2, c2 = pair
@@ -237,6 +251,19 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
     if not isinstance(form, ExpRatio):  # a sum of ratios (a multi-head answer)
         form = form.as_ratio()
     return bool(form.equals_logistic(base, slope, ell))
+
+
+_ITEMS = tuple(map(operator.itemgetter, range(4)))
+
+
+def unzip(rows: list, k: int) -> list[tuple]:
+    """The ``k`` columns of a list of ``k``-tuples, each one C-level pass (``zip(*rows)`` with thousands
+    of rows is several times slower: it advances one iterator per row).
+
+    >>> unzip([(1, "a"), (2, "b")], 2)
+    [(1, 2), ('a', 'b')]
+    """
+    return [tuple(map(get, rows)) for get in (_ITEMS[:k] if k <= 4 else map(operator.itemgetter, range(k)))]
 
 
 def answer_floats(answers) -> np.ndarray:
@@ -256,7 +283,7 @@ def answer_floats(answers) -> np.ndarray:
         pairs = [a._pair() if type(a) is ExactAnswer else None for a in answers]
     if pairs and None not in pairs:  # every answer a two-token softmax: its parts as floats, in C-level passes
         n = len(pairs)
-        s1, x1, s2, x2 = zip(*pairs)
+        s1, x1, s2, x2 = unzip(pairs, 4)
         diff = s1 if not any(s2) else map(operator.sub, s1, s2)
         t = np.fromiter(map(float, diff), np.float64, n)
         c1 = np.fromiter(map(float, x1), np.float64, n)

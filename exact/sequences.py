@@ -22,7 +22,7 @@ from .errors import InvalidNumber, ShapeError
 from .jsonfields import check_fields, describe_json, short_repr
 from .numbers import format_rational, to_fraction
 
-__all__ = ["Sequence", "as_sequence", "int_row"]
+__all__ = ["Sequence", "as_sequence", "int_row", "forms_agree", "offset_agrees", "kept_rows", "kept_rows_of"]
 
 Row = tuple  # tuple[tuple[int, Fraction], ...]: sorted (index, nonzero value) pairs
 
@@ -290,13 +290,13 @@ class Sequence:
     def _int_rows(self) -> tuple:
         """The tokens in integer form (see the ``_ints`` slot), computed once (built afresh each
         time for a shifted probe, which stays compact)."""
+        if self._offset is not None:  # an offset pair is its base and offset: nothing else it carries is read
+            base = self._offset[0]
+            return (int_row(self.rows[0], self.d), base._int_rows[0])
         ints = self._ints
         if ints is None:
             if self._shift is not None:
                 return (_shifted_ints(self._shift, self.d),)
-            if self._offset is not None:
-                base = self._offset[0]
-                return (int_row(self.rows[0], self.d), base._int_rows[0])
             ints = tuple(int_row(r, self.d) for r in self.rows)
             object.__setattr__(self, "_ints", ints)
         return ints
@@ -308,7 +308,8 @@ class Sequence:
             return NotImplemented
         if self.d != other.d or self.length != other.length:
             return False
-        if (self._ints is None or other._ints is None) and self._fq is not None and other._fq is not None:
+        if ((self._ints is None or other._ints is None) and self._fq is not None and other._fq is not None
+                and self._offset is None and other._offset is None):
             return self._fq == other._fq  # flint rationals, compared in C
         return self._int_rows == other._int_rows  # a canonical integer form, compared in C
 
@@ -318,11 +319,11 @@ class Sequence:
     @property
     def _fmpq_rows(self) -> tuple:
         """The rows with ``fmpq`` values, for fast exact evaluation (computed once)."""
+        if self._offset is not None:  # built afresh each time from the offset: the probe stays compact
+            return tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
         fq = self._fq
         if fq is None:
             fq = tuple(tuple([(j, fmpq(q.numerator, q.denominator)) for j, q in r]) for r in self.rows)
-            if self._offset is not None:  # built afresh each time: the probe stays compact
-                return fq
             object.__setattr__(self, "_fq", fq)
         return fq
 
@@ -463,10 +464,6 @@ _KEPT_OFFSET_ROWS = 16
 def _rows(self) -> tuple:
     """The rows, built on first use for a shifted probe (then kept, as for any sequence)."""
     rows = _ROWS.__get__(self, Sequence)
-    if rows is None and self._f64 is not None:
-        rows = tuple(tuple((int(j), Fraction(float(r[j]))) for j in np.flatnonzero(r)) for r in self._f64)
-        _ROWS.__set__(self, rows)
-        return rows
     if rows is None and self._offset is not None:  # built afresh each time unless small (then kept)
         base, deltas, _ = self._offset
         b = base.rows[0]
@@ -481,6 +478,10 @@ def _rows(self) -> tuple:
         rows = (tuple(sorted(token.items())), b)
         if len(b) <= _KEPT_OFFSET_ROWS:  # a sparse probe: as compact as its offset form, and read again
             _ROWS.__set__(self, rows)
+        return rows
+    if rows is None and self._f64 is not None:
+        rows = tuple(tuple((int(j), Fraction(float(r[j]))) for j in np.flatnonzero(r)) for r in self._f64)
+        _ROWS.__set__(self, rows)
         return rows
     if rows is None:
         base, j, step = self._shift
@@ -547,3 +548,163 @@ def is_float64(q: Fraction) -> bool:
 def as_sequence(X, *, d: int | None = None) -> Sequence:
     """Return ``X`` as a validated :class:`Sequence` of token dimension ``d``."""
     return Sequence.from_rows(X, d=d)
+
+
+def _well_formed(row, d: int) -> bool:
+    """A token's ``(index, value)`` pairs: indices strictly increasing within ``0..d−1``, values nonzero
+    Fractions (what the public constructor checks, and the trusted ones take on trust)."""
+    last = -1
+    for pair in row:
+        if type(pair) is not tuple or len(pair) != 2:
+            return False
+        j, q = pair
+        if type(j) is not int or not last < j < d or type(q) is not Fraction or not q:
+            return False
+        last = j
+    return True
+
+
+def _fq_of(row) -> tuple:
+    return tuple((j, fmpq(q.numerator, q.denominator)) for j, q in row)
+
+
+def kept_rows(X: Sequence) -> tuple | None:
+    """The rows a sequence holds, or ``None`` for a lazy one (an offset pair, a shifted probe, float64
+    tokens) whose rows are still to be built.
+
+    >>> b = Sequence.sparse(2, [{0: 1}])
+    >>> kept_rows(b) == b.rows, kept_rows(Sequence._offset_pair(b, ((1, Fraction(1)),)))
+    (True, None)
+    """
+    return _GET_ROWS(X, Sequence)
+
+
+_GET_ROWS = _ROWS.__get__
+
+
+def kept_rows_of(seqs: list) -> list:
+    """:func:`kept_rows` of many sequences, in one C-level pass."""
+    return list(map(_GET_ROWS, seqs, itertools.repeat(Sequence)))
+
+
+def offset_agrees(deltas, deltas_fq, d: int) -> bool:
+    """Whether an offset's ``Δ`` is well formed in dimension ``d`` and its ``fmpq`` form (if any) is ``Δ``'s.
+
+    >>> offset_agrees(((1, Fraction(2)),), ((1, fmpq(2)),), 3), offset_agrees(((1, Fraction(2)),), ((1, fmpq(3)),), 3)
+    (True, False)
+    """
+    return (type(deltas) is tuple and _well_formed(deltas, d)
+            and (deltas_fq is None or deltas_fq == _fq_of(deltas)))
+
+
+def forms_agree(X: Sequence, seen: dict | None = None) -> bool:
+    """Whether every form a trusted constructor set on ``X`` is the form its rows give.
+
+    A sequence's rows are what it *is* (a certificate's JSON keeps only them); the ``fmpq`` rows,
+    the integer form, the near-token links and an offset's ``fmpq`` deltas are derived forms that
+    learners hand over to save work, and exact evaluation reads them.  A form that disagrees with
+    the rows would have the replay decide another query than the one recorded, so a certificate
+    check asks this first.  The rows of a lazy sequence (an offset pair, a shifted probe, float64
+    tokens) are its definition's, and a cached copy must be that; its base is checked in turn.
+    ``seen`` (``id`` → ``(object, verdict)``) shares the verdicts on shared objects.
+
+    >>> b = Sequence._exact(3, (((0, Fraction(1)),),), (((0, fmpq(1)),),))
+    >>> forms_agree(b), forms_agree(Sequence._offset_pair(b, ((1, Fraction(2)),), ((1, fmpq(2)),)))
+    (True, True)
+    >>> forms_agree(Sequence._offset_pair(b, ((1, Fraction(2)),), ((1, fmpq(3)),)))  # a forged fmpq delta
+    False
+    >>> forms_agree(Sequence._exact(3, (((0, Fraction(1)),),), (((0, fmpq(2)),),)))  # forged fmpq rows
+    False
+    """
+    seen = {} if seen is None else seen
+    hit = seen.get(id(X))
+    if hit is not None and hit[0] is X:
+        return hit[1]
+    ok = _agree(X, seen)
+    seen[id(X)] = (X, ok)  # holds X: its id stays its own
+    return ok
+
+
+def _agree(X, seen: dict) -> bool:
+    if type(X) is not Sequence or type(X.d) is not int or X.d < 1:
+        return False
+    d, cached = X.d, _ROWS.__get__(X, Sequence)
+    if X._offset is not None:  # (its other forms are never read: an offset pair is its base and offset)
+        parts = X._offset
+        if type(parts) is not tuple or len(parts) != 3:
+            return False
+        base, deltas, deltas_fq = parts
+        if not (type(base) is Sequence and base.d == d and forms_agree(base, seen) and len(base.rows) == 1):
+            return False
+        if not offset_agrees(deltas, deltas_fq, d):
+            return False
+        if cached is not None:  # a kept copy of the rows must be the offset's
+            _ROWS.__set__(X, None)
+            try:
+                derived = X.rows
+            finally:
+                _ROWS.__set__(X, cached)
+            return cached == derived
+        return True
+    if X._shift is not None:
+        parts = X._shift
+        if type(parts) is not tuple or len(parts) != 3:
+            return False
+        base, j, step = parts
+        if not (type(base) is Sequence and base.d == d and forms_agree(base, seen) and len(base.rows) == 1
+                and type(j) is int and 0 <= j < d and type(step) is Fraction and X._f64 is None):
+            return False
+        if cached is not None:
+            _ROWS.__set__(X, None)
+            try:
+                derived = X.rows
+            finally:
+                _ROWS.__set__(X, cached)
+            if cached != derived:
+                return False
+        rows = X.rows
+    elif X._f64 is not None:
+        if cached is not None:
+            _ROWS.__set__(X, None)
+            try:
+                derived = X.rows
+            finally:
+                _ROWS.__set__(X, cached)
+            if cached != derived:
+                return False
+        rows = X.rows
+    else:
+        rows = cached
+    if type(rows) is not tuple or not rows or not all(type(r) is tuple and _well_formed(r, d) for r in rows):
+        return False
+    if X._fq is not None and X._fq != tuple(map(_fq_of, rows)):
+        return False
+    if X._ints is not None and (type(X._ints) is not tuple or len(X._ints) != len(rows)
+                                or any(a != int_row(r, d) for a, r in zip(X._ints, rows))):
+        return False
+    if X._near is not None:
+        near, ints = X._near, [int_row(r, d) for r in rows]
+        if type(near) is not tuple or len(near) != len(rows):
+            return False
+        for t, link in enumerate(near):
+            if link is None:
+                continue
+            if type(link) is not tuple or len(link) != 2 or type(link[0]) is not int or not 0 <= link[0] < len(rows):
+                return False
+            i, deltas = link
+            D = ints[t][0]
+            if ints[i][0] != D:
+                continue  # (the evaluation uses a link only over the same denominator)
+            got = _dense_of_int(ints[i], d)
+            for j, x in deltas:
+                if type(j) is not int or not 0 <= j < d or type(x) is not int:
+                    return False
+                got[j] += x
+            if got != _dense_of_int(ints[t], d):
+                return False
+    return True
+
+
+def _dense_of_int(row: tuple, d: int) -> list:
+    _, dense, pairs = row
+    return list(dense) if dense is not None else _dense_of(pairs, d)

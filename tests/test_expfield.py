@@ -746,3 +746,20 @@ def test_answer_equals_logistic_agrees_with_exact_equality_on_compact_answers():
             assert answer_equals_logistic(answer, base, slope, ell) is expected, (pair, base, slope, ell)
             seen[expected] += 1
     assert seen[True] > 50 and seen[False] > 300
+
+
+def test_logistic_equality_takes_exact_rationals_of_any_type():
+    # found in review: Fraction arguments compared unequal to the compact form's fmpq, and the
+    # "never equal" shortcut then answered False for a true equality
+    from exact.models import SingleHead
+    from exact.oracles import ExactOracle, answer_equals_logistic
+
+    answer = ExactOracle(SingleHead([[1]], [1])).query([[2], [1]])  # 1 + 1·σ(1), compact form
+    for args in ((fmpq(1), fmpq(1), fmpq(1)), (Fraction(1), Fraction(1), Fraction(1)), (1, 1, Fraction(1)),
+                 (fmpq(1), fmpq(1), Fraction(1))):
+        assert answer_equals_logistic(answer, *args) is True
+    r = ExpRatio.softmax([fmpq(3), fmpq(1)], [fmpq(7), fmpq(2)])  # 2 + 5·σ(2)
+    assert r.equals_logistic(Fraction(2), 5, Fraction(2)) is True and r.equals_logistic(2, 5, 3) is False
+    for bad in (1.0, "1", None, True):
+        with pytest.raises(InvalidArgument, match="must be an exact rational"):
+            answer_equals_logistic(answer, fmpq(1), fmpq(1), bad)

@@ -40,7 +40,7 @@ def _independent(model, entries) -> list[int]:
 
 def _generic(model, entries, monkeypatch) -> list[int]:
     with monkeypatch.context() as m:
-        m.setattr(certify, "_grid_undecided", lambda model, entries: None)
+        m.setattr(certify, "_grid_undecided", lambda model, entries, seen=None: None)
         return failed_entries(model, entries)
 
 
@@ -390,3 +390,98 @@ def test_segments_cut_a_run_into_its_grids_and_the_stretches_between():
     assert all(hi - lo >= certify.MIN_GRID for lo, hi, layout in pieces if layout is not None)
     assert any(layout is None and lo <= 5 < hi for lo, hi, layout in pieces)
     assert pieces[-1][1] == len(moved) and [p[0] for p in pieces[1:]] == [p[1] for p in pieces[:-1]]
+
+
+# -- derived forms that are not the rows' (found in review): the replay decides the recorded query --
+
+
+def test_a_certificate_whose_offsets_carry_forged_fmpq_forms_fails_in_memory_as_from_json():
+    # each probe's rows are the learner's, but its fmpq offset is chosen so that 2W reproduces the
+    # answers: the replay must decide the rows (what JSON keeps), not the forged form
+    from exact import learn_low_rank, registry
+    from exact.certify import certificate_from_json, certificate_to_json
+    from exact.io import model_from_json
+
+    d = 6
+    truth = SingleHead.random(d, seed=2, rank=1)
+    cert = learn_low_rank(ExactOracle(truth), rank=1, seed=7).certificate
+    W, v = truth.W, truth.v
+    wrong = SingleHead([[2 * x for x in row] for row in W], v)
+
+    def forged_fq(base, deltas):  # dq with dq·(2Wb) = Δ·Wb and dq·v = Δ·v
+        b = [Fraction(0)] * d
+        for j, x in base.rows[0]:
+            b[j] = x
+        w = [sum(W[i][j] * b[j] for j in range(d)) for i in range(d)]
+        D = [Fraction(0)] * d
+        for j, x in deltas:
+            D[j] += x
+        t = sum(x * y for x, y in zip(D, v)) / 2
+        p, q = next((p, q) for p in range(d) for q in range(p + 1, d) if w[p] * v[q] != w[q] * v[p])
+        det = w[p] * v[q] - w[q] * v[p]
+        dq = [x / 2 for x in D]
+        dq[p] -= t * w[q] / det
+        dq[q] += t * w[p] / det
+        return tuple((j, fmpq(x.numerator, x.denominator)) for j, x in enumerate(dq) if x)
+
+    transcript = tuple(
+        Query(Sequence._offset_pair(q.X._offset[0], q.X._offset[1], forged_fq(*q.X._offset[:2])), q.answer)
+        if q.X._offset is not None else q for q in cert.transcript)
+    spec = registry.get(cert.learner)
+    assume = tuple(spec.unchecked(dict(cert.conditions))) + tuple(spec.standing(dict(cert.conditions)))
+    forged = dataclasses.replace(cert, model=wrong, transcript=transcript, checks=(), check_seed=None,
+                                 assumptions=assume)
+    assert wrong != truth and all(a.X == b.X for a, b in zip(transcript, cert.transcript))
+    report = forged.check()
+    assert not report.holds and report.failed == sum(q.X._offset is not None for q in transcript)
+    assert not certificate_from_json(certificate_to_json(forged), model_from_json=model_from_json).check().holds
+
+
+@pytest.mark.parametrize("forge", ["offset fmpq", "base fmpq", "base integer form", "kept rows", "own fmpq"])
+def test_a_probe_with_a_derived_form_that_is_not_its_rows_is_failed_in_a_grid_and_alone(forge):
+    truth = SingleHead.random(8, seed=6)
+    entries = _grid_transcript(truth)
+    i = 37
+    X = entries[i].X
+    base, deltas, fq = X._offset
+    if forge == "offset fmpq":
+        Y = Sequence._offset_pair(base, deltas, tuple((j, x + 1) for j, x in fq))
+    elif forge == "base fmpq":
+        twin = Sequence._exact(base.d, base.rows, (tuple((j, x * 2) for j, x in base._fq[0]),))
+        Y = Sequence._offset_pair(twin, deltas, fq)
+    elif forge == "base integer form":
+        D, dense, pairs = base._int_rows[0]
+        twin = Sequence._exact(base.d, base.rows, base._fq, ((D * 3, dense, pairs),))
+        Y = Sequence._offset_pair(twin, deltas, fq)
+    elif forge == "kept rows":
+        Y = Sequence._offset_pair(base, deltas, fq)
+        object.__setattr__(Y, "rows", (X.rows[0], X.rows[0]))  # a kept copy that is not base + Δ
+    else:
+        Y = Sequence._offset_pair(base, deltas, fq)
+        object.__setattr__(Y, "_fq", tuple(tuple((j, x) for j, x in r) for r in Sequence.from_rows(X.dense())._fmpq_rows))
+    forged = entries[:i] + [Query(Y, entries[i].answer)] + entries[i + 1 :]
+    if forge == "own fmpq":  # an offset pair is its base and offset: a form it carries besides is never read
+        assert Y == X and Y._fmpq_rows == X._fmpq_rows and failed_entries(truth, forged) == []
+        return
+    assert failed_entries(truth, forged) == [i]
+    # the same forgery on every probe of the grid: nothing is decided by the grid, every probe fails
+    if forge == "offset fmpq":  # one forged fmpq form per offset, shared by its probes as the plan's are
+        swap = {id(f): tuple((j, x + 1) for j, x in f) for f in {id(q.X._offset[2]): q.X._offset[2] for q in entries}.values()}
+        everywhere = [Query(Sequence._offset_pair(q.X._offset[0], q.X._offset[1], swap[id(q.X._offset[2])]), q.answer)
+                      for q in entries]
+        assert certify._grid_undecided(truth, entries) == [] and certify._grid_undecided(truth, everywhere) is None
+        assert failed_entries(truth, everywhere) == list(range(len(entries)))
+
+
+def test_runs_of_offset_probes_between_other_queries_are_each_their_own_stretch():
+    # found in review: the pass over a transcript alternating offset probes with other queries
+    # copied the rest of the transcript at each run (quadratic); each run is now found by one scan
+    d = 4
+    model = SingleHead.random(d, seed=0)
+    base = Sequence._exact(d, (((0, Fraction(1)),),), (((0, fmpq(1)),),))
+    X = Sequence._offset_pair(base, ((1, Fraction(1)),))
+    Y = Sequence.basis(d, 2)
+    qa, qb = Query(X, ExactAnswer(model._pair_offset(*X._offset))), Query(Y, ExactAnswer(model.exact(Y)))
+    entries = [qa, qb] * 500 + [qa] * 3
+    assert certify._grid_undecided(model, entries) is None
+    assert failed_entries(model, entries) == []
