@@ -208,9 +208,15 @@ def failed_entries(
     accuracy, rtol = to_fraction(accuracy, name="accuracy"), to_fraction(rtol, name="rtol")
     failures = []
     batch = getattr(model, "rational_batch", None)
+    seen: dict = {}  # verdicts of forms_agree on shared objects (bases, offsets, and the queries themselves)
     if exact and batch is not None:  # a model with rational values (a ReLU network): all at once
-        values = batch([q.X for q in entries])
-        for i, (q, v) in enumerate(zip(entries, values)):
+        agree = [forms_agree(q.X, seen) for q in entries]  # (a query that is not its rows is not evaluated)
+        values = iter(batch([q.X for q, ok in zip(entries, agree) if ok]))
+        for i, (q, ok) in enumerate(zip(entries, agree)):
+            if not ok:
+                failures.append(i)
+                continue
+            v = next(values)
             if type(q.answer) is not ExactAnswer:
                 failures.append(i)
                 continue
@@ -220,7 +226,6 @@ def failed_entries(
         return failures
     # Offset probes laid out as a grid are decided together (one flint product for the model's side);
     # an answer the grid does not reproduce as it stands is decided again below, on its own.
-    seen: dict = {}  # verdicts of forms_agree on shared objects (bases, and the queries themselves)
     pending = _grid_undecided(model, entries, seen) if exact else None
     for i in range(len(entries)) if pending is None else pending:
         q = entries[i]
@@ -257,6 +262,8 @@ MIN_GRID = 64
 
 _X, _ANSWER, _OFFSET = operator.attrgetter("X"), operator.attrgetter("answer"), operator.attrgetter("_offset")
 _D = operator.attrgetter("d")
+#: The forms an offset probe never carries besides its offset (exact.sequences.forms_agree).
+_OFFSET_FREE = tuple(map(operator.attrgetter, ("_fq", "_ints", "_near", "_shift", "_f64")))
 
 
 def _grid_undecided(model: Model, entries: list, seen: dict | None = None) -> list[int] | None:
@@ -368,7 +375,10 @@ def _grid_run(model: SingleHead, entries: list, layout: tuple, seen: dict) -> li
     d = model.d
     if not (all(forms_agree(b, seen) for b in blocks) and all(offset_agrees(t, f, d) for t, f in offsets)):
         return None
-    probes = list(map(_X, entries))  # an offset pair is its base and offset, and rows it keeps must be theirs
+    probes = list(map(_X, entries))  # an offset pair is its base and offset alone, and rows it keeps are theirs
+    n = len(probes)
+    if any(operator.countOf(map(get, probes), None) != n for get in _OFFSET_FREE):
+        return None
     kept = kept_rows_of(probes)
     if kept.count(None) != len(kept) and not all(forms_agree(X, seen) for X, r in zip(probes, kept) if r is not None):
         return None

@@ -20,7 +20,7 @@ from fractions import Fraction
 from flint import arb, ctx, fmpq
 
 from .errors import InvalidArgument, InvalidFormat
-from .numbers import format_rational, to_fmpq, to_fraction
+from .numbers import exact_rational, format_rational, to_fmpq, to_fraction
 
 __all__ = ["ExpPoly", "ExpRatio", "ExpSum", "exp_form_from_json", "softmax2_approx"]
 
@@ -351,7 +351,7 @@ class ExpRatio:
         (True, False)
         """
         if not (type(base) is fmpq and type(slope) is fmpq and type(ell) is fmpq):  # exact rationals only
-            base, slope, ell = (_q(x) for x in (base, slope, ell))
+            base, slope, ell = (exact_rational(x, name=n) for x, n in ((base, "base"), (slope, "slope"), (ell, "ell")))
         den, num = self.den._terms, self.num._terms
         if ell != 0 and len(den) == 2 and den[0][1] == 1 and den[1][1] == 1:
             (q0, _), (q1, _) = den  # value = n0 + (n1 − n0)·σ(q1 − q0)

@@ -33,6 +33,7 @@ __all__ = [
     "floor_log2",
     "approx",
     "coprime_fraction",
+    "exact_rational",
 ]
 
 
@@ -312,6 +313,21 @@ def format_rational(q: Fraction) -> str:
 def to_fmpq(q: Fraction) -> fmpq:
     """Convert a Fraction to flint's ``fmpq`` (the fast internal rational)."""
     return fmpq(q.numerator, q.denominator)
+
+
+def exact_rational(x, *, name: str = "x") -> fmpq:
+    """An exact rational argument (``int``, ``Fraction`` or ``fmpq``) as a plain ``fmpq``; anything else is
+    refused (a float's exact value is rarely what was meant: pass ``Fraction(x)`` for that).
+
+    >>> exact_rational(Fraction(1, 3)), exact_rational(2)
+    (1/3, 2)
+    """
+    if isinstance(x, bool) or not isinstance(x, (int, Fraction, fmpq)):
+        raise InvalidArgument(f"logistic equality: {name} must be an exact rational (int, Fraction or fmpq), "
+                              f"got {type(x).__name__}")
+    if isinstance(x, fmpq):
+        return x if type(x) is fmpq else fmpq(x.p, x.q)  # (a subclass's own arithmetic is never used)
+    return fmpq(x.numerator, x.denominator) if isinstance(x, Fraction) else fmpq(int(x))
 
 
 def floor_log2(x: Fraction) -> int:

@@ -34,7 +34,7 @@ from flint import arb, ctx, fmpq
 from .errors import InvalidArgument, InvalidNumber, OracleInconsistent, QueryBudgetExceeded, ShapeError
 from .expfield import ExpPoly, ExpRatio, ExpSum, softmax2_approx
 from .floateval import evaluate_float, evaluate_sequences
-from .numbers import to_fmpq, to_fraction
+from .numbers import exact_rational, to_fmpq, to_fraction
 from .sequences import Sequence, as_sequence, is_float64
 
 __all__ = [
@@ -211,15 +211,6 @@ def answer_difference(a: object, b: object) -> "ExactAnswer":
     return ExactAnswer(ExpSum([fa, negated]))
 
 
-def _exact_rational(x, name: str) -> fmpq:
-    """An exact rational argument (``int``, ``Fraction`` or ``fmpq``) as ``fmpq``; anything else is refused
-    (a float's exact value is rarely what was meant: pass ``Fraction(x)`` for that)."""
-    if isinstance(x, bool) or not isinstance(x, (int, Fraction, fmpq)):
-        raise InvalidArgument(f"answer_equals_logistic: {name} must be an exact rational (int, Fraction or fmpq), "
-                              f"got {type(x).__name__}")
-    return x if isinstance(x, fmpq) else fmpq(x.numerator, x.denominator) if isinstance(x, Fraction) else fmpq(x)
-
-
 def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -> bool:
     """Decide exactly whether an exact answer equals ``base + slope·σ(ell)`` (the logit primitive);
     ``base``, ``slope`` and ``ell`` are exact rationals (``fmpq``, ``Fraction`` or ``int``).
@@ -236,7 +227,7 @@ def answer_equals_logistic(answer: object, base: fmpq, slope: fmpq, ell: fmpq) -
     """
     if not isinstance(answer, ExactAnswer):
         raise InvalidArgument(f"answer_equals_logistic needs an exact answer, got {type(answer).__name__}")
-    base, slope, ell = (x if type(x) is fmpq else _exact_rational(x, name) for x, name in
+    base, slope, ell = (x if type(x) is fmpq else exact_rational(x, name=name) for x, name in
                         ((base, "base"), (slope, "slope"), (ell, "ell")))
     pair = answer._pair()
     if pair is not None and ell != 0:  # c2 + (c1 − c2)·σ(s1 − s2), read off the compact form

@@ -551,8 +551,10 @@ def as_sequence(X, *, d: int | None = None) -> Sequence:
 
 
 def _well_formed(row, d: int) -> bool:
-    """A token's ``(index, value)`` pairs: indices strictly increasing within ``0..d−1``, values nonzero
-    Fractions (what the public constructor checks, and the trusted ones take on trust)."""
+    """A token's ``(index, value)`` pairs: indices ``int`` strictly increasing within ``0..d−1``, values
+    nonzero ``Fraction`` (what the public constructor checks, and the trusted ones take on trust)."""
+    if type(row) is not tuple:
+        return False
     last = -1
     for pair in row:
         if type(pair) is not tuple or len(pair) != 2:
@@ -566,6 +568,40 @@ def _well_formed(row, d: int) -> bool:
 
 def _fq_of(row) -> tuple:
     return tuple((j, fmpq(q.numerator, q.denominator)) for j, q in row)
+
+
+def _same_fq(got, row) -> bool:
+    """``got`` is ``row`` with ``fmpq`` values: the same indices (``int``), values of type ``fmpq`` itself."""
+    return (type(got) is tuple and len(got) == len(row)
+            and all(type(p) is tuple and len(p) == 2 and type(p[0]) is int and type(p[1]) is fmpq for p in got)
+            and got == _fq_of(row))
+
+
+def _same_int_row(got, row: tuple, d: int) -> bool:
+    """``got`` is ``int_row(row, d)``, made of Python ``int`` throughout."""
+    if type(got) is not tuple or len(got) != 3:
+        return False
+    D, dense, pairs = got
+    if type(D) is not int or (dense is None) == (pairs is None):
+        return False
+    if dense is not None and (type(dense) is not list or not all(type(x) is int for x in dense)):
+        return False
+    if pairs is not None and (type(pairs) is not list or not all(
+            type(p) is tuple and len(p) == 2 and type(p[0]) is int and type(p[1]) is int for p in pairs)):
+        return False
+    return got == int_row(row, d)
+
+
+def offset_agrees(deltas, deltas_fq, d: int) -> bool:
+    """Whether an offset's ``Δ`` is well formed in dimension ``d`` and its ``fmpq`` form (if any) is ``Δ``'s.
+
+    >>> offset_agrees(((1, Fraction(2)),), ((1, fmpq(2)),), 3), offset_agrees(((1, Fraction(2)),), ((1, fmpq(3)),), 3)
+    (True, False)
+    """
+    try:
+        return _well_formed(deltas, d) and (deltas_fq is None or _same_fq(deltas_fq, deltas))
+    except Exception:  # (a malformed form is a form that disagrees)
+        return False
 
 
 def kept_rows(X: Sequence) -> tuple | None:
@@ -587,26 +623,23 @@ def kept_rows_of(seqs: list) -> list:
     return list(map(_GET_ROWS, seqs, itertools.repeat(Sequence)))
 
 
-def offset_agrees(deltas, deltas_fq, d: int) -> bool:
-    """Whether an offset's ``Δ`` is well formed in dimension ``d`` and its ``fmpq`` form (if any) is ``Δ``'s.
-
-    >>> offset_agrees(((1, Fraction(2)),), ((1, fmpq(2)),), 3), offset_agrees(((1, Fraction(2)),), ((1, fmpq(3)),), 3)
-    (True, False)
-    """
-    return (type(deltas) is tuple and _well_formed(deltas, d)
-            and (deltas_fq is None or deltas_fq == _fq_of(deltas)))
+#: The forms an offset pair never carries besides its offset: it is its base and offset alone.
+_OFFSET_FREE = ("_fq", "_ints", "_near", "_shift", "_f64")
 
 
 def forms_agree(X: Sequence, seen: dict | None = None) -> bool:
     """Whether every form a trusted constructor set on ``X`` is the form its rows give.
 
     A sequence's rows are what it *is* (a certificate's JSON keeps only them); the ``fmpq`` rows,
-    the integer form, the near-token links and an offset's ``fmpq`` deltas are derived forms that
-    learners hand over to save work, and exact evaluation reads them.  A form that disagrees with
-    the rows would have the replay decide another query than the one recorded, so a certificate
-    check asks this first.  The rows of a lazy sequence (an offset pair, a shifted probe, float64
-    tokens) are its definition's, and a cached copy must be that; its base is checked in turn.
-    ``seen`` (``id`` → ``(object, verdict)``) shares the verdicts on shared objects.
+    the integer form, the near-token links, an offset's ``fmpq`` deltas and a lazy sequence's kept
+    rows are derived forms that learners hand over to save work, and evaluation reads them.  A form
+    that is not the rows' (by value, and made of the exact types the library makes: ``int``,
+    ``Fraction``, ``fmpq`` themselves, not subclasses) would have the replay decide another query
+    than the one recorded, so a certificate's replay asks this first.  A lazy sequence has one
+    source (an offset pair its base and offset and nothing else, a shifted probe its base and step,
+    float64 tokens their array), checked in turn.  Anything malformed, or any error while checking,
+    counts as disagreeing.  ``seen`` (``id`` → ``(object, verdict)``) shares verdicts on shared
+    objects.
 
     >>> b = Sequence._exact(3, (((0, Fraction(1)),),), (((0, fmpq(1)),),))
     >>> forms_agree(b), forms_agree(Sequence._offset_pair(b, ((1, Fraction(2)),), ((1, fmpq(2)),)))
@@ -620,67 +653,67 @@ def forms_agree(X: Sequence, seen: dict | None = None) -> bool:
     hit = seen.get(id(X))
     if hit is not None and hit[0] is X:
         return hit[1]
-    ok = _agree(X, seen)
+    try:
+        ok = _agree(X, seen)
+    except Exception:  # (a malformed form, or a chain too deep to follow, is a form that disagrees)
+        ok = False
     seen[id(X)] = (X, ok)  # holds X: its id stays its own
     return ok
+
+
+def _derived_rows(X, cached):
+    """The rows of a lazy sequence as its source gives them (a kept copy set aside meanwhile)."""
+    _ROWS.__set__(X, None)
+    try:
+        return X.rows
+    finally:
+        _ROWS.__set__(X, cached)
 
 
 def _agree(X, seen: dict) -> bool:
     if type(X) is not Sequence or type(X.d) is not int or X.d < 1:
         return False
     d, cached = X.d, _ROWS.__get__(X, Sequence)
-    if X._offset is not None:  # (its other forms are never read: an offset pair is its base and offset)
+    if X._offset is not None:
         parts = X._offset
-        if type(parts) is not tuple or len(parts) != 3:
+        if type(parts) is not tuple or len(parts) != 3 or any(getattr(X, name) is not None for name in _OFFSET_FREE):
             return False
         base, deltas, deltas_fq = parts
         if not (type(base) is Sequence and base.d == d and forms_agree(base, seen) and len(base.rows) == 1):
             return False
-        if not offset_agrees(deltas, deltas_fq, d):
+        key = (id(deltas), id(deltas_fq))
+        hit = seen.get(key)
+        if hit is None or hit[0] is not deltas or hit[1] is not deltas_fq:
+            hit = seen[key] = (deltas, deltas_fq, offset_agrees(deltas, deltas_fq, d))  # (shared by many probes)
+        if not hit[2]:
             return False
-        if cached is not None:  # a kept copy of the rows must be the offset's
-            _ROWS.__set__(X, None)
-            try:
-                derived = X.rows
-            finally:
-                _ROWS.__set__(X, cached)
-            return cached == derived
-        return True
+        return cached is None or (all(_well_formed(r, d) for r in cached) and cached == _derived_rows(X, cached))
     if X._shift is not None:
         parts = X._shift
-        if type(parts) is not tuple or len(parts) != 3:
+        if type(parts) is not tuple or len(parts) != 3 or X._f64 is not None or X._ints is not None or X._near is not None:
             return False
         base, j, step = parts
         if not (type(base) is Sequence and base.d == d and forms_agree(base, seen) and len(base.rows) == 1
-                and type(j) is int and 0 <= j < d and type(step) is Fraction and X._f64 is None):
+                and type(j) is int and 0 <= j < d and type(step) is Fraction):
             return False
-        if cached is not None:
-            _ROWS.__set__(X, None)
-            try:
-                derived = X.rows
-            finally:
-                _ROWS.__set__(X, cached)
-            if cached != derived:
-                return False
+        if cached is not None and cached != _derived_rows(X, cached):
+            return False
         rows = X.rows
     elif X._f64 is not None:
-        if cached is not None:
-            _ROWS.__set__(X, None)
-            try:
-                derived = X.rows
-            finally:
-                _ROWS.__set__(X, cached)
-            if cached != derived:
-                return False
+        if type(X._f64) is not np.ndarray or X._f64.dtype != np.float64 or X._f64.ndim != 2 or X._f64.shape[1] != d:
+            return False
+        if cached is not None and cached != _derived_rows(X, cached):
+            return False
         rows = X.rows
     else:
         rows = cached
-    if type(rows) is not tuple or not rows or not all(type(r) is tuple and _well_formed(r, d) for r in rows):
+    if type(rows) is not tuple or not rows or not all(_well_formed(r, d) for r in rows):
         return False
-    if X._fq is not None and X._fq != tuple(map(_fq_of, rows)):
+    if X._fq is not None and (type(X._fq) is not tuple or len(X._fq) != len(rows)
+                              or not all(_same_fq(g, r) for g, r in zip(X._fq, rows))):
         return False
     if X._ints is not None and (type(X._ints) is not tuple or len(X._ints) != len(rows)
-                                or any(a != int_row(r, d) for a, r in zip(X._ints, rows))):
+                                or not all(_same_int_row(g, r, d) for g, r in zip(X._ints, rows))):
         return False
     if X._near is not None:
         near, ints = X._near, [int_row(r, d) for r in rows]
@@ -692,13 +725,14 @@ def _agree(X, seen: dict) -> bool:
             if type(link) is not tuple or len(link) != 2 or type(link[0]) is not int or not 0 <= link[0] < len(rows):
                 return False
             i, deltas = link
-            D = ints[t][0]
-            if ints[i][0] != D:
+            if type(deltas) is not tuple or not all(
+                    type(p) is tuple and len(p) == 2 and type(p[0]) is int and 0 <= p[0] < d and type(p[1]) is int
+                    for p in deltas):
+                return False
+            if ints[i][0] != ints[t][0]:
                 continue  # (the evaluation uses a link only over the same denominator)
             got = _dense_of_int(ints[i], d)
             for j, x in deltas:
-                if type(j) is not int or not 0 <= j < d or type(x) is not int:
-                    return False
                 got[j] += x
             if got != _dense_of_int(ints[t], d):
                 return False

@@ -460,9 +460,6 @@ def test_a_probe_with_a_derived_form_that_is_not_its_rows_is_failed_in_a_grid_an
         Y = Sequence._offset_pair(base, deltas, fq)
         object.__setattr__(Y, "_fq", tuple(tuple((j, x) for j, x in r) for r in Sequence.from_rows(X.dense())._fmpq_rows))
     forged = entries[:i] + [Query(Y, entries[i].answer)] + entries[i + 1 :]
-    if forge == "own fmpq":  # an offset pair is its base and offset: a form it carries besides is never read
-        assert Y == X and Y._fmpq_rows == X._fmpq_rows and failed_entries(truth, forged) == []
-        return
     assert failed_entries(truth, forged) == [i]
     # the same forgery on every probe of the grid: nothing is decided by the grid, every probe fails
     if forge == "offset fmpq":  # one forged fmpq form per offset, shared by its probes as the plan's are
