@@ -240,8 +240,9 @@ class CertifiedArithmetic(Arithmetic):
             m = order[i]
             meas = measurements[m]
             logit = _Logit(self, answers[m], (_Lazy(names, first[i]), m), q(meas.base), q(meas.slope))
-            if denominators is not None and denominators[m]:
-                logit.hint = int(denominators[m])
+            hint = denominators[m] if denominators is not None else None
+            if hint:
+                logit.hint = int(hint)
             # tall: float64 found no rational of small height near it, or its hint is a large denominator
             tall = (guesses is not None and guesses[i] is None) or logit.hint.bit_length() > 26
             start = _first_precision(tall, self.prec0, self.max_prec)

@@ -257,12 +257,15 @@ def _row_hints(first: list) -> list:
 
 
 class _Names:
-    """``"<what> #i"``, the name of measurement ``i``, made only when a message needs it."""
+    """``"<what> #i"``, the name of measurement ``i`` of ``n``, made only when a message needs it."""
 
-    __slots__ = ("what",)
+    __slots__ = ("what", "n")
 
-    def __init__(self, what: str) -> None:
-        self.what = what
+    def __init__(self, what: str, n: int) -> None:
+        self.what, self.n = what, n
+
+    def __len__(self) -> int:
+        return self.n
 
     def __getitem__(self, i: int) -> str:
         return f"{self.what} #{i}"
@@ -463,7 +466,7 @@ def learn_low_rank(
                     meas.append(Measurement(bias + base, slopes[k]))
             n = len(meas)
             extra = {"denominators": hints} if hints is not None else {}
-            return run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what), **extra)
+            return run.arith.combine(answers, meas, CompiledCombos(list(range(n)), range(n)), _Names(what, n), **extra)
 
         def less_shifts(got, ks) -> list:
             if not biases:
