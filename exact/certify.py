@@ -209,6 +209,7 @@ def failed_entries(
     failures = []
     batch = getattr(model, "rational_batch", None)
     seen: dict = {}  # verdicts of forms_agree on shared objects (bases, offsets, and the queries themselves)
+    _forget_by_identity(model)
     if exact and batch is not None:  # a model with rational values (a ReLU network): all at once
         agree = [forms_agree(q.X, seen) for q in entries]  # (a query that is not its rows is not evaluated)
         values = iter(batch([q.X for q, ok in zip(entries, agree) if ok]))
@@ -255,6 +256,20 @@ def failed_entries(
         if not ok:
             failures.append(i)
     return failures
+
+
+#: A model's memos keyed by the identity of a query's integer rows (models.SingleHead._column and the like).
+_IDENTITY_MEMOS = ("_columns", "_dots", "_values")
+
+
+def _forget_by_identity(model) -> None:
+    """Drop a model's memos keyed by the identity of a query's parts before a replay: a part changed in
+    place since it was remembered must be evaluated as it is now (memos by value are kept)."""
+    for holder in (model, getattr(model, "_head", None)):
+        memo = getattr(holder, "__dict__", None)
+        if isinstance(memo, dict):
+            for name in _IDENTITY_MEMOS:
+                memo.pop(name, None)
 
 
 #: Fewer offset probes than this in a row are replayed one by one.
@@ -308,8 +323,8 @@ def _grid_undecided(model: Model, entries: list, seen: dict | None = None) -> li
         except ValueError:
             b = n
         run = offs[a:b]
-        if set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
-            undecided.extend(range(a, b))
+        if set(map(type, run)) != {tuple} or set(map(len, run)) != {3} or set(map(_D, queries[a:b])) != {model.d}:
+            undecided.extend(range(a, b))  # (an offset is a tuple itself: a subclass could unpack otherwise)
         else:
             bases, deltas, fqs = unzip(run, 3)
             for lo, hi, layout in _segments(bases, deltas, fqs):  # the run's grids, and what lies between

@@ -150,3 +150,50 @@ def test_both_logistic_equalities_take_the_same_exact_arguments():
             answer_equals_logistic(answer, fmpq(1), fmpq(1), bad)
         with pytest.raises(InvalidArgument, match="must be an exact rational"):
             r.equals_logistic(fmpq(2), fmpq(5), bad)
+
+
+def test_an_offset_that_is_a_tuple_subclass_is_not_replayed_as_a_grid():
+    # found in review: the grid read an offset's items while rows and JSON unpacked it through
+    # __iter__, so a subclass could show each a different query; a WRONG head then "held"
+    true = SingleHead([[1, 2], [3, 5]], [1, -1])
+    wrong = SingleHead([[5, 3], [2, 1]], [-1, 1])  # the true head with its coordinates swapped
+
+    def swap(t):
+        return tuple(sorted((1 - j, q) for j, q in t))
+
+    class Evil(tuple):
+        def __iter__(self):
+            b, t, f = (tuple.__getitem__(self, i) for i in range(3))
+            return iter((Sequence._exact(2, (swap(b.rows[0]),)), swap(t), None))
+
+    b = Sequence._exact(2, (((0, Fraction(1)),),), (((0, fmpq(1)),),))
+    entries = []
+    for X in Sequence._offset_pairs([b], [(((1, Fraction(k)),), None) for k in range(1, 65)]):
+        object.__setattr__(X, "_offset", Evil(X._offset))
+        honest = ExactAnswer(true._pair(Sequence.from_rows(X.dense())))  # the true head's answer on the rows
+        object.__setattr__(X, "rows", None)
+        entries.append(Query(X, honest))
+    assert _independent(wrong, entries) == list(range(64)) and _independent(true, entries) == []
+    assert failed_entries(wrong, entries) == list(range(64))
+    assert not Certificate(wrong, tuple(entries)).check().holds
+
+
+def test_a_token_changed_in_place_after_an_evaluation_is_evaluated_as_it_is_now():
+    # found in review: the model remembers W·x_N by the identity of the query token's integer row;
+    # a row changed in place afterwards must not be answered from that memo in a replay
+    d = 8
+    model = SingleHead([[(i * 3 + j * 5) % 7 - 3 for j in range(d)] for i in range(d)], [1] * d)
+
+    def tok(v):
+        return tuple((j, Fraction(x)) for j, x in enumerate(v) if x)
+
+    rows = (tok([1, 0, 2, 0, 0, 0, 0, 1]), tok([1] * d))
+    ints = tuple(int_row(r, d) for r in rows)
+    model.exact(Sequence._exact(d, rows, None, ints))  # remembers W·x_N by id(ints[-1])
+    changed = [2, 0, 1, 1, 3, 1, 1, 5]
+    ints[-1][1][:] = changed
+    Y = Sequence._exact(d, (rows[0], tok(changed)), None, ints)
+    entries = [Query(Y, ExactAnswer(model.exact(Y)))]  # answered from the stale memo
+    assert _independent(model, entries) == [0]
+    assert failed_entries(model, entries) == [0]
+    assert not Certificate(model, tuple(entries)).check().holds
